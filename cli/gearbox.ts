@@ -1,0 +1,72 @@
+/** The `gearbox` command line. */
+import { ConfigError, serve, type ServeMode } from "./serve.ts";
+
+const USAGE = `usage: gearbox <command>
+
+commands:
+  serve       all-in-one: ext_proc gRPC (${"50051"}) + OpenAI-compatible front door (8080), embedded defaults
+  extproc     the ext_proc service alone (gRPC + front door), for a Deployment behind Envoy/Istio
+  help        this text
+
+environment:
+  GEARBOX_CONFIG        config file (default ./gearbox.yaml; none → embedded defaults)
+  GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  port overrides
+  OPENAI_API_KEY        key for the default 'openai' provider; OPENAI_BASE_URL its base URL
+`;
+
+const PLANNED = new Set(["xds", "edge-agent", "keys", "tenants", "report", "replay"]);
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? "help";
+  switch (command) {
+    case "serve":
+    case "extproc":
+      return runServer(command);
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return 0;
+    default:
+      process.stderr.write(
+        PLANNED.has(command) ? `gearbox: '${command}' is not available in this version yet\n` : `gearbox: unknown command '${command}'\n\n${USAGE}`,
+      );
+      return 2;
+  }
+}
+
+async function runServer(mode: ServeMode): Promise<number> {
+  let running;
+  try {
+    running = await serve(mode);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gearbox: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const stop = (signal: string) => {
+    console.log(`gearbox: ${signal} received, draining`);
+    running.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error("gearbox: drain failed", err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+  return new Promise<number>(() => undefined);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (err: unknown) => {
+    console.error("gearbox: fatal:", err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,142 @@
+/**
+ * Loads `gearbox.yaml` (`GEARBOX_CONFIG`, default `./gearbox.yaml`), validates it and resolves
+ * it: env port overrides, provider credentials, the default provider. Returns a result whose
+ * errors name the bad field (`providers[0].base_url: Invalid URL`).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import type { z } from "zod";
+import type { Provider } from "../providers/provider.ts";
+import { fail, ok, type Result } from "../result.ts";
+import { configSchema, type ProviderConfig, type RawConfig } from "./schema.ts";
+
+export interface GatewayConfig extends Omit<RawConfig, "providers"> {
+  providers: Provider[];
+  /** The file the config came from, or null for embedded defaults. */
+  source: string | null;
+}
+
+const PORT_ENV: Record<string, Exclude<keyof RawConfig["listen"], "host">> = {
+  GEARBOX_EXTPROC_PORT: "extproc_port",
+  GEARBOX_HTTP_PORT: "http_port",
+  GEARBOX_ADMIN_PORT: "admin_port",
+  GEARBOX_METRICS_PORT: "metrics_port",
+  GEARBOX_XDS_PORT: "xds_port",
+  GEARBOX_EDGE_PORT: "edge_port",
+};
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Explicit path; otherwise `GEARBOX_CONFIG`, then `./gearbox.yaml` if it exists. */
+  path?: string;
+}
+
+export function loadConfig(options: LoadOptions = {}): Result<GatewayConfig> {
+  const env = options.env ?? process.env;
+  const explicit = options.path ?? env.GEARBOX_CONFIG;
+  const path = explicit ?? (existsSync("gearbox.yaml") ? "gearbox.yaml" : undefined);
+  let text = "";
+  if (path !== undefined) {
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      return fail(`${path}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  const parsed = parseConfigText(text, path ?? "<defaults>");
+  if (!parsed.ok) return parsed;
+  return resolveConfig(parsed.value, env, path ?? null);
+}
+
+/** YAML text → validated raw config. An empty document means "all defaults". */
+export function parseConfigText(text: string, name: string): Result<RawConfig> {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text) ?? {};
+  } catch (err) {
+    if (err instanceof YAMLParseError) return fail(`${name}: invalid YAML: ${err.message}`);
+    throw err;
+  }
+  const result = configSchema.safeParse(doc);
+  if (!result.success) return fail(...result.error.issues.map((i) => `${name}: ${formatIssue(i)}`));
+  return ok(result.data);
+}
+
+function formatIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.reduce<string>(
+    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+    "",
+  );
+  return `${path || "(top level)"}: ${issue.message}`;
+}
+
+export function resolveConfig(raw: RawConfig, env: NodeJS.ProcessEnv, source: string | null): Result<GatewayConfig> {
+  const errors: string[] = [];
+  const listen = { ...raw.listen };
+  for (const [name, key] of Object.entries(PORT_ENV)) {
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) errors.push(`${name}: must be a port number, got '${value}'`);
+    else listen[key] = n;
+  }
+  const rawProviders: ProviderConfig[] = raw.providers.length > 0 ? raw.providers : [defaultOpenAI(env)];
+  const providers: Provider[] = [];
+  const names = new Set<string>();
+  rawProviders.forEach((p, i) => {
+    const where = `providers[${i}]`;
+    if (names.has(p.name)) errors.push(`${where}.name: duplicate provider name '${p.name}'`);
+    names.add(p.name);
+    const key = readKey(p, env, where, errors);
+    const baseUrl = new URL(p.base_url);
+    const provider: Provider = {
+      name: p.name,
+      kind: p.kind,
+      baseUrl,
+      basePath: baseUrl.pathname.replace(/\/+$/, ""),
+      keySource: key.source,
+      models: new Set(p.models),
+      isDefault: p.default,
+      timeoutMs: p.timeout_ms,
+    };
+    if (key.value !== undefined) provider.apiKey = key.value;
+    providers.push(provider);
+  });
+  const defaults = providers.filter((p) => p.isDefault);
+  if (defaults.length > 1) errors.push(`providers: at most one provider may set 'default: true' (${defaults.map((p) => p.name).join(", ")})`);
+  const first = providers[0];
+  if (defaults.length === 0 && first) first.isDefault = true;
+  if (errors.length > 0) return fail(...errors);
+  return ok({ ...raw, listen, providers, source });
+}
+
+/** With no `providers:` section: OpenAI, honouring the OpenAI SDK's own env variables. */
+function defaultOpenAI(env: NodeJS.ProcessEnv): ProviderConfig {
+  return {
+    name: "openai",
+    kind: "openai",
+    base_url: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
+    api_key_env: "OPENAI_API_KEY",
+    models: [],
+    default: true,
+    timeout_ms: 600_000,
+  };
+}
+
+function readKey(p: ProviderConfig, env: NodeJS.ProcessEnv, where: string, errors: string[]): { value?: string; source: string } {
+  if (p.api_key_file !== undefined) {
+    try {
+      const value = readFileSync(p.api_key_file, "utf8").trim();
+      if (value === "") errors.push(`${where}.api_key_file: '${p.api_key_file}' is empty`);
+      return { value, source: `file ${p.api_key_file}` };
+    } catch (err) {
+      errors.push(`${where}.api_key_file: cannot read '${p.api_key_file}' (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      return { source: "unreadable file" };
+    }
+  }
+  if (p.api_key_env !== undefined) {
+    const value = env[p.api_key_env];
+    return value ? { value, source: `env ${p.api_key_env}` } : { source: `env ${p.api_key_env} (unset)` };
+  }
+  return { source: "none" };
+}

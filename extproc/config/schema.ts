@@ -1,0 +1,77 @@
+/**
+ * The `gearbox.yaml` schema. Every section is optional: `gearbox serve` with no file runs on
+ * these defaults. Objects are strict, so a misspelt key is an error that names it.
+ */
+import { z } from "zod";
+
+const port = z.number().int().min(0).max(65535);
+
+export const PROVIDER_KINDS = ["openai", "openai-compatible"] as const;
+
+export const providerSchema = z.strictObject({
+  /** Also the Envoy cluster name Gearbox routes to (`x-gearbox-upstream`). */
+  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_'"),
+  kind: z.enum(PROVIDER_KINDS),
+  /** Base URL as the provider's SDK takes it, e.g. `https://api.openai.com/v1`. */
+  base_url: z.url({ protocol: /^https?$/ }),
+  api_key_env: z.string().min(1).optional(),
+  api_key_file: z.string().min(1).optional(),
+  /** Models this provider serves; a request for one of them goes here. */
+  models: z.array(z.string().min(1)).default([]),
+  /** Where requests for models no provider lists go. At most one provider sets it. */
+  default: z.boolean().default(false),
+  /** Upstream timeout for the front door's own calls (ms). */
+  timeout_ms: z.number().int().positive().default(600_000),
+});
+
+const intentList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+export const routeSchema = z.strictObject({
+  rules: z
+    .array(
+      z.strictObject({
+        when: z.strictObject({
+          intent: intentList.optional(),
+          estimated_complexity: z.enum(["low", "medium", "high"]).optional(),
+        }),
+        target: z.enum(["edge", "cloud"]),
+      }),
+    )
+    .default([]),
+  fallback: z
+    .strictObject({
+      enable: z.boolean().default(true),
+      confidence_threshold: z.number().min(0).max(1).default(0.6),
+      upgrade_target: z.enum(["cloud"]).default("cloud"),
+    })
+    .default({ enable: true, confidence_threshold: 0.6, upgrade_target: "cloud" }),
+});
+
+export const configSchema = z.strictObject({
+  listen: z
+    .strictObject({
+      host: z.string().default("0.0.0.0"),
+      extproc_port: port.default(50051),
+      http_port: port.default(8080),
+      admin_port: port.default(8081),
+      metrics_port: port.default(9464),
+      xds_port: port.default(18000),
+      edge_port: port.default(8088),
+    })
+    .prefault({}),
+  providers: z.array(providerSchema).default([]),
+  route: routeSchema.prefault({}),
+  limits: z
+    .strictObject({
+      /** Largest request body accepted (Envoy's buffer limit should be at least this). */
+      max_request_bytes: z.number().int().positive().default(8 * 1024 * 1024),
+    })
+    .prefault({}),
+  logging: z
+    .strictObject({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
+    .prefault({}),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+export type ProviderConfig = z.infer<typeof providerSchema>;
+export type RouteConfig = z.infer<typeof routeSchema>;

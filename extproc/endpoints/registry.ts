@@ -1,0 +1,17 @@
+/** Endpoint specs keyed by path. A path not here is not Gearbox's business: it passes through. */
+import { openaiChatEndpoint } from "./openai-chat.ts";
+import { openaiEmbeddingsEndpoint } from "./openai-embeddings.ts";
+import type { EndpointSpec } from "./spec.ts";
+
+const SPECS: readonly EndpointSpec[] = [openaiChatEndpoint, openaiEmbeddingsEndpoint];
+const BY_PATH = new Map(SPECS.map((s) => [s.path, s]));
+
+/** The spec for a request path (`:path`, query string ignored), if Gearbox handles it. */
+export function endpointFor(path: string): EndpointSpec | undefined {
+  const q = path.indexOf("?");
+  return BY_PATH.get(q < 0 ? path : path.slice(0, q));
+}
+
+export function allEndpoints(): readonly EndpointSpec[] {
+  return SPECS;
+}

@@ -1,0 +1,106 @@
+/**
+ * `envoy.service.ext_proc.v3.ExternalProcessor/Process`: one bidirectional stream per HTTP
+ * request. Each ProcessingRequest gets exactly one ProcessingResponse, in order (Envoy fails the
+ * request otherwise), computed by a `RequestProcessor`. Plus `grpc.health.v1` and graceful drain.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import type { ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
+import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
+import { extProcPackage } from "../envoy/protos.ts";
+import { toErrorResponse } from "../errors.ts";
+import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
+import { CONTINUE, type Outcome } from "../processor/outcome.ts";
+import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
+
+export const EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
+
+type ProcessStream = grpc.ServerDuplexStream<ProcessingRequest__Output, ProcessingResponse>;
+
+export interface ExtProcServer {
+  port: number;
+  /** Stops taking new streams, lets open ones finish (up to `graceMs`), then closes. */
+  drain(graceMs?: number): Promise<void>;
+}
+
+/** Runs one processor phase for one message. */
+function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output): { phase: RequestPhase; outcome: Outcome } {
+  switch (message.request) {
+    case "request_headers":
+      return { phase: "request_headers", outcome: processor.requestHeaders(headersFromEnvoy(message.request_headers?.headers), message.request_headers?.end_of_stream ?? false) };
+    case "request_body":
+      return { phase: "request_body", outcome: processor.requestBody(message.request_body?.body ?? Buffer.alloc(0)) };
+    case "response_headers":
+      return { phase: "response_headers", outcome: processor.responseHeaders(headersFromEnvoy(message.response_headers?.headers), message.response_headers?.end_of_stream ?? false) };
+    case "response_body":
+      return { phase: "response_body", outcome: processor.responseBody(message.response_body?.body ?? Buffer.alloc(0), message.response_body?.end_of_stream ?? false) };
+    case "request_trailers":
+      return { phase: "request_trailers", outcome: CONTINUE };
+    case "response_trailers":
+      return { phase: "response_trailers", outcome: CONTINUE };
+    case undefined:
+      throw new Error("ProcessingRequest without a request");
+    default:
+      return message.request satisfies never;
+  }
+}
+
+/** A bug in a phase must not break the mesh: refuse requests cleanly, let responses through. */
+function outcomeForFault(phase: RequestPhase, err: unknown, requestId: string): Outcome {
+  const requestSide = phase === "request_headers" || phase === "request_body";
+  return requestSide ? { kind: "respond", response: toErrorResponse(err, requestId) } : CONTINUE;
+}
+
+function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
+  const processor = new RequestProcessor(deps);
+  call.on("data", (message: ProcessingRequest__Output) => {
+    let response: ProcessingResponse;
+    let phase: RequestPhase = "request_headers";
+    try {
+      const result = runPhase(processor, message);
+      phase = result.phase;
+      response = toProcessingResponse(phase, result.outcome);
+    } catch (err) {
+      deps.logger.error({ err, request_id: processor.id, phase }, "ext_proc phase failed");
+      response = toProcessingResponse(phase, outcomeForFault(phase, err, processor.id));
+    }
+    // Observability mode is send-and-go: Envoy ignores responses, so none are sent.
+    if (!message.observability_mode) call.write(response);
+  });
+  call.on("end", () => call.end());
+  call.on("error", (err) => {
+    processor.abort(`ext_proc stream error: ${err.message}`);
+  });
+  call.on("cancelled", () => processor.abort("ext_proc stream cancelled by Envoy"));
+}
+
+export async function startExtProcServer(deps: ProcessorDeps, port: number, host = "0.0.0.0"): Promise<ExtProcServer> {
+  const maxMessage = deps.config.limits.max_request_bytes + 1024 * 1024;
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": maxMessage,
+    "grpc.max_send_message_length": -1,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_permit_without_calls": 1,
+  });
+  const health = new HealthImplementation({ "": "SERVING", [EXT_PROC_SERVICE]: "SERVING" });
+  health.addToServer(server);
+  server.addService(extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor.service, {
+    Process: (call: ProcessStream) => handleStream(deps, call),
+  });
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  return {
+    port: bound,
+    drain: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        health.setStatus("", "NOT_SERVING");
+        health.setStatus(EXT_PROC_SERVICE, "NOT_SERVING");
+        const timer = setTimeout(() => server.forceShutdown(), graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * The OpenAI-compatible HTTP front door (devices and non-mesh callers). It runs the same
+ * `RequestProcessor` as the ext_proc server and plays Envoy's part itself: it reads the body,
+ * applies the mutations, calls the chosen provider, and streams the answer back, cancelling the
+ * upstream call when the client goes away.
+ */
+import http from "node:http";
+import type { ProcessorDeps } from "../processor/processor.ts";
+import { RequestProcessor } from "../processor/processor.ts";
+import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
+import { GatewayError, toErrorResponse, type ErrorResponse } from "../errors.ts";
+import type { Headers, Outcome } from "../processor/outcome.ts";
+import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
+
+export interface FrontDoor {
+  port: number;
+  close(): Promise<void>;
+}
+
+function send(res: http.ServerResponse, status: number, headers: Headers, body: Buffer): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+function sendError(res: http.ServerResponse, err: unknown, requestId?: string): void {
+  const { status, headers, body }: ErrorResponse = toErrorResponse(err, requestId);
+  send(res, status, headers, body);
+}
+
+function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  const body = Buffer.from(JSON.stringify(value));
+  send(res, status, { "content-type": "application/json", "content-length": String(body.length) }, body);
+}
+
+/** Reads the request body up to `limit` bytes; over it, rejects with 413 without reading on. */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners("data");
+        req.pause();
+        reject(new GatewayError(413, "invalid_request_error", `The request body exceeds the limit of ${limit} bytes.`, { code: "request_too_large" }));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks, size)));
+    req.on("error", reject);
+  });
+}
+
+export class FrontDoorHandler {
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.route(req, res).catch((err: unknown) => {
+      this.deps.logger.error({ err }, "front door request failed");
+      sendError(res, err);
+    });
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = req.url ?? "/";
+    const bare = path.split("?")[0];
+    if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) return sendJson(res, 200, { status: "ok" });
+    if (req.method === "GET" && bare === "/v1/models") return sendJson(res, 200, this.models());
+    if (!endpointFor(path)) {
+      return sendError(res, new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare ?? "/"})`, { code: "unknown_url" }));
+    }
+    await this.proxy(req, res, path);
+  }
+
+  private async proxy(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
+    const processor = new RequestProcessor(this.deps);
+    const headers: Headers = { ...plainHeaders(req.headers), ":method": req.method ?? "GET", ":path": path, ":scheme": "http", ":authority": req.headers.host ?? "" };
+    const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
+    if (this.respondIfRejected(res, processor.requestHeaders(headers, !hasBody), headers)) return;
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.deps.config.limits.max_request_bytes);
+    } catch (err) {
+      res.setHeader("connection", "close");
+      processor.abort("request body not read");
+      return sendError(res, err, processor.id);
+    }
+    const decided = processor.requestBody(body);
+    if (this.respondIfRejected(res, decided, headers)) return;
+    await this.callUpstream(req, res, processor, headers, decided.kind === "continue" && decided.mutation?.body ? decided.mutation.body : body);
+  }
+
+  /** Applies a phase outcome to the request headers; true when it answered the client. */
+  private respondIfRejected(res: http.ServerResponse, outcome: Outcome, headers: Headers): boolean {
+    if (outcome.kind === "respond") {
+      send(res, outcome.response.status, outcome.response.headers, outcome.response.body);
+      return true;
+    }
+    applyHeaderMutation(headers, outcome.mutation);
+    return false;
+  }
+
+  private async callUpstream(req: http.IncomingMessage, res: http.ServerResponse, processor: RequestProcessor, headers: Headers, body: Buffer): Promise<void> {
+    const provider = this.deps.config.providers.find((p) => p.name === headers["x-gearbox-upstream"]);
+    if (!provider) throw new Error(`processor chose unknown upstream '${headers["x-gearbox-upstream"] ?? ""}'`);
+    const url = new URL(headers[":path"] ?? "/", provider.baseUrl.origin);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort(new Error("client disconnected"));
+    };
+    res.on("close", onClose);
+    const timer = setTimeout(() => abort.abort(new GatewayError(504, "timeout_error", `Upstream '${provider.name}' did not answer within ${provider.timeoutMs} ms.`, { code: "upstream_timeout" })), provider.timeoutMs);
+    try {
+      const upstream = await fetch(url, { method: "POST", headers: forwardable(headers), body, signal: abort.signal });
+      const responseHeaders: Headers = { ":status": String(upstream.status) };
+      upstream.headers.forEach((value, key) => (responseHeaders[key] = value));
+      const outcome = processor.responseHeaders(responseHeaders, upstream.body === null);
+      if (outcome.kind === "respond") return send(res, outcome.response.status, outcome.response.headers, outcome.response.body);
+      applyHeaderMutation(responseHeaders, outcome.mutation);
+      // fetch already removed any content-encoding; lengths are recomputed below.
+      delete responseHeaders["content-encoding"];
+      if (outcome.streamResponseBody && upstream.body) {
+        res.writeHead(upstream.status, forwardable(responseHeaders));
+        res.flushHeaders();
+        for await (const bytes of upstream.body as AsyncIterable<Uint8Array>) {
+          const chunk = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+          const step = processor.responseBody(chunk, false);
+          const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
+          if (out.length > 0) res.write(out);
+        }
+        const last = processor.responseBody(Buffer.alloc(0), true);
+        res.end(last.kind === "continue" ? last.mutation?.body : undefined);
+        return;
+      }
+      const raw = Buffer.from(await upstream.arrayBuffer());
+      const step = processor.responseBody(raw, true);
+      const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
+      if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
+      send(res, upstream.status, { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
+    } catch (err) {
+      const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
+      processor.abort(reason instanceof Error ? reason.message : String(reason));
+      if (res.destroyed || (abort.signal.aborted && !(reason instanceof GatewayError))) return;
+      sendError(res, reason instanceof GatewayError ? reason : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err }), processor.id);
+    } finally {
+      clearTimeout(timer);
+      res.off("close", onClose);
+    }
+  }
+
+  private models(): unknown {
+    const data = this.deps.config.providers.flatMap((p) => [...p.models].map((id) => ({ id, object: "model", created: 0, owned_by: p.name })));
+    return { object: "list", data, endpoints: allEndpoints().map((e) => e.path) };
+  }
+}
+
+export async function startFrontDoor(deps: ProcessorDeps, port: number, host = "0.0.0.0"): Promise<FrontDoor> {
+  const handler = new FrontDoorHandler(deps);
+  const server = http.createServer((req, res) => handler.handle(req, res));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === "object" && address ? address.port : port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

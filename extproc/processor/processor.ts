@@ -1,0 +1,219 @@
+/**
+ * The one generic processor: a per-request state machine over the phases Envoy's ext_proc filter
+ * (or the front door) walks through. Endpoint specs supply parsing and translation; routing
+ * supplies the decision; this file only sequences them and says what to mutate.
+ */
+import { randomUUID } from "node:crypto";
+import type { Usage } from "../canonical/types.ts";
+import type { GatewayConfig } from "../config/load.ts";
+import { endpointFor } from "../endpoints/registry.ts";
+import type { CallPlan, EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
+import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
+import { authHeaders } from "../providers/provider.ts";
+import { decideRoute, type RouteDecision } from "../routing/decide.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import type { StreamTranslator } from "../translators/translator.ts";
+import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
+
+/** Headers that steer Gearbox; they are not forwarded to providers. */
+const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id"];
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+export interface ProcessorDeps {
+  config: GatewayConfig;
+  logger: Logger;
+}
+
+type Phase = "request_headers" | "request_body" | "response_headers" | "response_body" | "done";
+
+export class RequestProcessor {
+  private phase: Phase = "request_headers";
+  private spec: EndpointSpec | undefined;
+  private requestId = "";
+  private query = "";
+  private requestHeadersSeen: Headers = {};
+  private parsed: ParsedCall | undefined;
+  private decision: RouteDecision | undefined;
+  private plan: CallPlan | undefined;
+  private status = 0;
+  private responseHeadersSeen: Headers = {};
+  private stream: StreamTranslator | undefined;
+  private usage: Usage | undefined;
+  private readonly startedAt = performance.now();
+  private logged = false;
+
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  /** True when the request's path is not an API Gearbox handles (it passes through untouched). */
+  get passthrough(): boolean {
+    return this.spec === undefined;
+  }
+
+  get id(): string {
+    return this.requestId;
+  }
+
+  requestHeaders(headers: Headers, endOfStream: boolean): Outcome {
+    this.phase = "request_body";
+    const path = headers[":path"] ?? "/";
+    this.spec = endpointFor(path);
+    if (!this.spec) return CONTINUE;
+    const q = path.indexOf("?");
+    this.query = q < 0 ? "" : path.slice(q);
+    this.requestHeadersSeen = headers;
+    this.requestId = headers["x-request-id"] || randomUUID();
+    const method = headers[":method"] ?? "GET";
+    if (method !== this.spec.method) {
+      return this.reject(new GatewayError(405, "invalid_request_error", `Method ${method} is not allowed on ${this.spec.path}; use ${this.spec.method}.`, {
+        code: "method_not_allowed",
+        headers: { allow: this.spec.method },
+      }));
+    }
+    const contentType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+    if (contentType !== "application/json") {
+      return this.reject(new GatewayError(415, "invalid_request_error", `Content-Type must be application/json, got '${headers["content-type"] ?? "(none)"}'.`, {
+        code: "unsupported_media_type",
+      }));
+    }
+    const declared = Number(headers["content-length"]);
+    if (declared > this.deps.config.limits.max_request_bytes) return this.reject(this.tooLarge(declared));
+    if (endOfStream) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
+    return CONTINUE;
+  }
+
+  requestBody(body: Buffer): Outcome {
+    this.phase = "response_headers";
+    const spec = this.spec;
+    if (!spec) return CONTINUE;
+    if (body.length > this.deps.config.limits.max_request_bytes) return this.reject(this.tooLarge(body.length));
+    if (body.length === 0) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
+    let text: string;
+    try {
+      text = UTF8.decode(body);
+    } catch {
+      return this.reject(invalidRequest("The request body is not valid UTF-8.", undefined, "invalid_encoding"));
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      return this.reject(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
+    }
+    const parsed = spec.parse(json);
+    if (!parsed.ok) {
+      const first = parsed.errors[0] ?? { param: "", message: "Invalid request." };
+      return this.reject(invalidRequest(first.message, first.param || undefined, "invalid_request"));
+    }
+    this.parsed = parsed.value;
+    const decision = decideRoute(parsed.value.model, this.requestHeadersSeen["x-gearbox-route"], this.deps.config.providers);
+    if (!decision.ok) return this.reject(decision.errors[0] ?? new GatewayError(500, "server_error", "No route."));
+    this.decision = decision.value;
+    const { provider, upstreamModel } = decision.value;
+    this.plan = parsed.value.plan(provider, { upstreamModel, forceStreamUsage: true });
+    const upstream = this.plan.upstream;
+    const setHeaders: Headers = {
+      ...upstream.headers,
+      ...authHeaders(provider),
+      ":path": provider.basePath + upstream.path + this.query,
+      "x-gearbox-upstream": provider.name,
+      "x-gearbox-request-id": this.requestId,
+      // Gearbox reads response bodies (usage, translation): ask for them uncompressed.
+      "accept-encoding": "identity",
+    };
+    const mutation: Mutation = { setHeaders, removeHeaders: CONTROL_HEADERS, clearRouteCache: true };
+    if (upstream.body) {
+      mutation.body = upstream.body;
+      setHeaders["content-length"] = String(upstream.body.length);
+    }
+    return { kind: "continue", mutation };
+  }
+
+  responseHeaders(headers: Headers, endOfStream: boolean): Outcome {
+    this.phase = "response_body";
+    if (!this.spec || !this.plan || !this.decision) return CONTINUE;
+    this.status = Number(headers[":status"] ?? 0);
+    this.responseHeadersSeen = headers;
+    const setHeaders: Headers = {
+      "x-gearbox-route": this.decision.target,
+      "x-gearbox-reason": this.decision.reason,
+      "x-gearbox-request-id": this.requestId,
+    };
+    if (endOfStream) {
+      this.finish();
+      return { kind: "continue", mutation: { setHeaders } };
+    }
+    const sse = (headers["content-type"] ?? "").toLowerCase().startsWith("text/event-stream");
+    if (sse && this.status < 400) {
+      this.stream = this.plan.stream(this.status, headers);
+      // A rewritten stream's length is unknown in advance: let the codec chunk it.
+      return { kind: "continue", mutation: { setHeaders, removeHeaders: ["content-length"] }, streamResponseBody: true };
+    }
+    return { kind: "continue", mutation: { setHeaders } };
+  }
+
+  responseBody(chunk: Buffer, endOfStream: boolean): Outcome {
+    if (!this.spec || !this.plan) return CONTINUE;
+    if (this.stream) {
+      const pushed = this.stream.push(chunk);
+      const ended = endOfStream ? this.stream.end() : undefined;
+      this.usage = ended?.usage ?? pushed.usage ?? this.usage;
+      if (endOfStream) this.finish();
+      if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
+      const body = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
+      return { kind: "continue", mutation: { body } };
+    }
+    if (!endOfStream) return CONTINUE;
+    const translated = this.plan.response(this.status, this.responseHeadersSeen, chunk);
+    this.usage = translated.usage;
+    this.finish(translated.error?.error);
+    let body = translated.body;
+    if (translated.error && !translated.error.clientShaped) body = toErrorResponse(translated.error.error, this.requestId).body;
+    if (!body) return CONTINUE;
+    return {
+      kind: "continue",
+      mutation: { body, setHeaders: { "content-type": "application/json", "content-length": String(body.length) } },
+    };
+  }
+
+  /** The transport gave up on the request (client gone, stream reset, upstream failure). */
+  abort(reason: string): void {
+    if (this.spec && !this.logged) this.finish(new GatewayError(499, "server_error", reason));
+  }
+
+  private tooLarge(size: number): GatewayError {
+    const max = this.deps.config.limits.max_request_bytes;
+    return new GatewayError(413, "invalid_request_error", `The request body is ${size} bytes; the limit is ${max} bytes.`, {
+      code: "request_too_large",
+    });
+  }
+
+  private reject(error: GatewayError): Outcome {
+    this.finish(error);
+    return { kind: "respond", response: toErrorResponse(error, this.requestId || undefined) };
+  }
+
+  /** Writes the one request-log line (no prompt text, no keys). */
+  private finish(error?: GatewayError): void {
+    if (this.logged) return;
+    this.logged = true;
+    this.phase = "done";
+    this.deps.logger.info(
+      {
+        request_id: this.requestId,
+        endpoint: this.spec?.name,
+        model: this.parsed?.model,
+        stream: this.parsed?.stream,
+        route: this.decision?.target,
+        provider: this.decision?.provider.name,
+        upstream_model: this.decision?.upstreamModel,
+        reason: this.decision?.reason,
+        status: error?.status ?? this.status,
+        error_code: error?.code ?? undefined,
+        input_tokens: this.usage?.inputTokens,
+        output_tokens: this.usage?.outputTokens,
+        duration_ms: Math.round((performance.now() - this.startedAt) * 100) / 100,
+      },
+      "request",
+    );
+  }
+}

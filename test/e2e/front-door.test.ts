@@ -1,0 +1,55 @@
+/** The conformance suite through the HTTP front door, plus front-door-only behaviour. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import OpenAI from "openai";
+import { startOpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { openAIProviderYaml, startTestGateway, testConfig } from "../support/gateway.ts";
+import { MAX_REQUEST_BYTES, openAIConformance, PROVIDER_KEY } from "./openai-conformance.ts";
+
+const limits = `limits:\n  max_request_bytes: ${MAX_REQUEST_BYTES}\n`;
+
+openAIConformance("the HTTP front door", async (upstreamBaseURL) => {
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(upstreamBaseURL, limits), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  return { baseURL: gateway.baseURL, close: () => gateway.close() };
+});
+
+test("front door: a client that leaves mid-stream cancels the upstream call", async () => {
+  const upstream = await startOpenAIUpstream({ apiKey: PROVIDER_KEY, pacing: { delayMs: 20 } });
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(upstream.baseURL), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "Hi" }], stream: true });
+    let chunks = 0;
+    for await (const _chunk of stream) {
+      if (++chunks === 3) break; // leaving the loop aborts the HTTP request
+    }
+    await upstream.waitForAborted(1, 5000);
+    assert.equal(upstream.aborted, 1);
+  } finally {
+    await gateway.close();
+    await upstream.close();
+  }
+});
+
+test("front door: an unreachable provider is a 502 OpenAI error, and the server stays up", async () => {
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml("http://127.0.0.1:9/v1"), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    await assert.rejects(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
+    const health = await fetch(gateway.baseURL.replace("/v1", "/healthz"));
+    assert.equal(health.status, 200);
+  } finally {
+    await gateway.close();
+  }
+});
+
+test("front door: GET on a POST endpoint → 405 with allow", async () => {
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml("http://127.0.0.1:9/v1")));
+  try {
+    const res = await fetch(`${gateway.baseURL}/chat/completions`);
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get("allow"), "POST");
+  } finally {
+    await gateway.close();
+  }
+});

@@ -1,0 +1,51 @@
+/** Starts Gearbox's servers in-process on free ports, configured against test upstreams. */
+import { parseConfigText, resolveConfig, type GatewayConfig } from "../../extproc/config/load.ts";
+import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
+import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
+import { silentLogger } from "../../extproc/telemetry/logger.ts";
+
+export interface TestGateway {
+  config: GatewayConfig;
+  frontDoor: FrontDoor;
+  extProc: ExtProcServer;
+  /** `http://127.0.0.1:<port>/v1`, the OpenAI SDK's `baseURL` for the front door. */
+  baseURL: string;
+  extProcAddress: string;
+  close(): Promise<void>;
+}
+
+/** Config YAML → resolved config; throws with the errors so a broken fixture fails loudly. */
+export function testConfig(yaml: string, env: NodeJS.ProcessEnv = {}): GatewayConfig {
+  const raw = parseConfigText(yaml, "test.yaml");
+  if (!raw.ok) throw new Error(raw.errors.join("\n"));
+  const resolved = resolveConfig(raw.value, env, "test.yaml");
+  if (!resolved.ok) throw new Error(resolved.errors.join("\n"));
+  return resolved.value;
+}
+
+/** One `openai` provider pointing at `upstreamBaseURL`, with `apiKey` injected. */
+export function openAIProviderYaml(upstreamBaseURL: string, extra = ""): string {
+  return `
+providers:
+  - name: openai
+    kind: openai
+    base_url: ${upstreamBaseURL}
+    api_key_env: TEST_PROVIDER_KEY
+${extra}`;
+}
+
+export async function startTestGateway(config: GatewayConfig): Promise<TestGateway> {
+  const deps = { config, logger: silentLogger() };
+  const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
+  const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
+  return {
+    config,
+    frontDoor,
+    extProc,
+    baseURL: `http://127.0.0.1:${frontDoor.port}/v1`,
+    extProcAddress: `127.0.0.1:${extProc.port}`,
+    close: async () => {
+      await Promise.all([frontDoor.close(), extProc.drain(1000)]);
+    },
+  };
+}
