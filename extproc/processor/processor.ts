@@ -16,7 +16,9 @@ import type { StreamTranslator } from "../translators/translator.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
-const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id"];
+const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint"];
+/** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
+const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 export interface ProcessorDeps {
@@ -57,7 +59,11 @@ export class RequestProcessor {
     this.phase = "request_body";
     const path = headers[":path"] ?? "/";
     this.spec = endpointFor(path);
-    if (!this.spec) return CONTINUE;
+    if (!this.spec) {
+      // Not an API Gearbox handles: untouched, except that a caller cannot pick Envoy's route.
+      const forged = ROUTING_HEADERS.filter((h) => headers[h] !== undefined);
+      return forged.length === 0 ? CONTINUE : { kind: "continue", mutation: { removeHeaders: forged, clearRouteCache: true } };
+    }
     const q = path.indexOf("?");
     this.query = q < 0 ? "" : path.slice(q);
     this.requestHeadersSeen = headers;

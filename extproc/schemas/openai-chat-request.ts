@@ -131,7 +131,7 @@ function readAssistant(r: FieldReader, raw: JsonObject, path: string, name: stri
   const message: Message = { role: "assistant", content };
   if (name !== undefined) message.name = name;
   if (toolCalls) message.toolCalls = toolCalls;
-  const refusal = r.string(raw, "refusal", `${path}.refusal`);
+  const refusal = raw.refusal === null ? null : r.string(raw, "refusal", `${path}.refusal`);
   if (refusal !== undefined) message.refusal = refusal;
   const legacy = r.object(raw, "function_call", `${path}.function_call`);
   if (legacy && !toolCalls) {

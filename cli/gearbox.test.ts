@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const BIN = fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `gearbox …` in `cwd`; `whenReady` is called once stdout shows the front door line. */
+function gearbox(args: string[], cwd: string, env: NodeJS.ProcessEnv, whenReady?: (stdout: string, stop: () => void) => void): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env } });
+    let stdout = "";
+    let stderr = "";
+    let ready = false;
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      if (!ready && whenReady && /front door\s+http:\/\/\S+:\d+/.test(stdout)) {
+        ready = true;
+        whenReady(stdout, () => child.kill("SIGTERM"));
+      }
+    });
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const freshDir = () => mkdtempSync(path.join(tmpdir(), "gearbox-cli-"));
+
+test("gearbox serve: starts on embedded defaults, says what runs and what is not configured, drains on SIGTERM", async () => {
+  let health = 0;
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0" }, (stdout, stop) => {
+    const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
+    fetch(`http://127.0.0.1:${port}/healthz`)
+      .then((res) => (health = res.status))
+      .finally(stop)
+      .catch(() => undefined);
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(health, 200);
+  assert.match(run.stdout, /config \(none found: embedded defaults\)/);
+  assert.match(run.stdout, /ext_proc gRPC\s+0\.0\.0\.0:\d+/);
+  assert.match(run.stdout, /provider\s+openai .*no key \(env OPENAI_API_KEY \(unset\)\)/);
+  assert.match(run.stdout, /SIGTERM received, draining/);
+});
+
+test("gearbox serve: a bad config exits 1 and names the field", async () => {
+  const dir = freshDir();
+  writeFileSync(path.join(dir, "gearbox.yaml"), "providers:\n  - name: openai\n    kind: openai\n    base_url: nope\n");
+  const run = await gearbox(["serve"], dir, {});
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /gearbox\.yaml: providers\[0\]\.base_url/);
+});
+
+test("gearbox: unknown command exits 2 with usage", async () => {
+  const run = await gearbox(["frobnicate"], freshDir(), {});
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /unknown command 'frobnicate'/);
+  assert.match(run.stderr, /usage: gearbox/);
+});

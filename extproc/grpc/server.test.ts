@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import { HealthClient } from "../../test/support/health-client.ts";
+import type { ProcessingRequest } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
+import type { ProcessingResponse__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
+import { extProcPackage } from "../envoy/protos.ts";
+import { startTestGateway, testConfig, type TestGateway } from "../../test/support/gateway.ts";
+
+let gateway: TestGateway;
+before(async () => {
+  gateway = await startTestGateway(testConfig("providers:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"));
+});
+after(async () => {
+  await gateway.close();
+});
+
+const header = (key: string, value: string) => ({ key, raw_value: Buffer.from(value) });
+
+/** Sends `messages` on one Process stream; resolves with every response once the server ends it. */
+function converse(messages: ProcessingRequest[]): Promise<ProcessingResponse__Output[]> {
+  const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
+  const client = new Client(gateway.extProcAddress, grpc.credentials.createInsecure());
+  return new Promise((resolve, reject) => {
+    const responses: ProcessingResponse__Output[] = [];
+    const call = client.Process();
+    call.on("data", (r: ProcessingResponse__Output) => responses.push(r));
+    call.on("error", reject);
+    call.on("end", () => {
+      client.close();
+      resolve(responses);
+    });
+    for (const m of messages) call.write(m);
+    call.end();
+  });
+}
+
+const chatHeaders: ProcessingRequest = {
+  request_headers: {
+    headers: { headers: [header(":method", "POST"), header(":path", "/v1/chat/completions"), header("content-type", "application/json")] },
+  },
+};
+const chatBody: ProcessingRequest = {
+  request_body: { body: Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })), end_of_stream: true },
+};
+
+test("one response per message, in order, each of the matching kind", async () => {
+  const responses = await converse([chatHeaders, chatBody]);
+  assert.deepEqual(responses.map((r) => r.response), ["request_headers", "request_body"]);
+  const mutation = responses[1]?.request_body?.response?.header_mutation;
+  const upstream = mutation?.set_headers?.find((h) => h.header?.key === "x-gearbox-upstream");
+  assert.equal(upstream?.header?.raw_value?.toString(), "openai");
+  assert.equal(responses[1]?.request_body?.response?.clear_route_cache, true);
+});
+
+test("bad body → immediate_response with an OpenAI-shaped 400", async () => {
+  const responses = await converse([chatHeaders, { request_body: { body: Buffer.from("{"), end_of_stream: true } }]);
+  const immediate = responses[1]?.immediate_response;
+  assert.equal(immediate?.status?.code, "BadRequest");
+  assert.equal((JSON.parse(immediate?.body?.toString() ?? "{}") as { error: { code: string } }).error.code, "invalid_json");
+  const contentLength = immediate?.headers?.set_headers?.find((h) => h.header?.key === "content-length");
+  assert.equal(contentLength?.header?.raw_value?.toString(), String(immediate?.body?.length));
+});
+
+test("observability mode: the server answers nothing (Envoy would ignore it)", async () => {
+  const responses = await converse([{ ...chatHeaders, observability_mode: true }, { ...chatBody, observability_mode: true }]);
+  assert.deepEqual(responses, []);
+});
+
+test("an event-stream response gets mode_override STREAMED on the response-headers answer only", async () => {
+  const responses = await converse([
+    chatHeaders,
+    chatBody,
+    { response_headers: { headers: { headers: [header(":status", "200"), header("content-type", "text/event-stream")] } } },
+  ]);
+  assert.equal(responses[0]?.mode_override, undefined);
+  assert.equal(responses[1]?.mode_override, undefined);
+  assert.equal(responses[2]?.mode_override?.response_body_mode, "STREAMED");
+  assert.equal(responses[2]?.mode_override?.request_body_mode, "BUFFERED");
+});
+
+test("grpc.health.v1 reports SERVING, then NOT_SERVING while draining", async () => {
+  const health = new HealthClient(gateway.extProcAddress);
+  try {
+    assert.equal(await health.check("envoy.service.ext_proc.v3.ExternalProcessor"), "SERVING");
+    assert.equal(await health.check(""), "SERVING");
+  } finally {
+    health.close();
+  }
+  const own = await startTestGateway(testConfig(""));
+  const watcher = new HealthClient(own.extProcAddress);
+  assert.equal(await watcher.check(""), "SERVING");
+  const statuses = watcher.watch("");
+  await new Promise((r) => setTimeout(r, 50));
+  await own.close();
+  watcher.close();
+  assert.ok((await statuses).includes("NOT_SERVING"));
+});

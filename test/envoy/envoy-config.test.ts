@@ -1,0 +1,216 @@
+/**
+ * Every Envoy config under `envoy/` parses into Envoy's own Bootstrap proto (strict proto3
+ * JSON mapping, see proto-json.ts) and gives Gearbox what it relies on (gearbox-checks.ts).
+ * The negative tests prove both checkers can fail, with the error naming the field.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { checkGearboxBootstrap } from "./gearbox-checks.ts";
+import { BOOTSTRAP_TYPE, envoyConfigFiles, parseBootstrap, readEnvoyYaml } from "./load-config.ts";
+import { arrayAtPath, isPlainObject, objectAtPath, type PlainObject } from "./plain.ts";
+import { toPlainObject } from "./proto-json.ts";
+
+const HCM = "static_resources.listeners[0].filter_chains[0].filters[0].typed_config";
+const EXT_PROC = `${HCM}.http_filters[0].typed_config`;
+const ROUTES = `${HCM}.route_config.virtual_hosts[0].routes`;
+
+function plainBootstrap(json: unknown): PlainObject {
+  const result = parseBootstrap(json);
+  if (!result.ok) assert.fail(`expected a valid Bootstrap:\n${result.errors.join("\n")}`);
+  return toPlainObject(result.type, result.message);
+}
+
+/** The sidecar config as YAML-parsed data, changed by `edit`, then parsed; returns the errors. */
+function errorsAfter(edit: (config: unknown) => void): readonly string[] {
+  const config = readEnvoyYaml("sidecar.yaml");
+  edit(config);
+  const result = parseBootstrap(config);
+  assert.equal(result.ok, false, "the checker accepted a broken config");
+  return result.ok ? [] : result.errors;
+}
+
+/** The sidecar config in plain proto form, changed by `edit`, then run through Gearbox's checks. */
+function gearboxErrorsAfter(edit: (plain: PlainObject) => void): string[] {
+  const plain = plainBootstrap(readEnvoyYaml("sidecar.yaml"));
+  edit(plain);
+  return checkGearboxBootstrap(plain);
+}
+
+function assertHasError(errors: readonly string[], expected: string | RegExp): void {
+  const found = errors.some((e) => (typeof expected === "string" ? e === expected : expected.test(e)));
+  assert.ok(found, `no error ${String(expected)} among:\n${errors.join("\n")}`);
+}
+
+void describe("Envoy configs under envoy/", () => {
+  const files = envoyConfigFiles();
+
+  void it("include the sidecar, egress gateway and local dev configs", () => {
+    for (const name of ["sidecar.yaml", "egress-gateway.yaml", "local-dev.yaml"]) assert.ok(files.includes(name), name);
+  });
+
+  for (const name of files) {
+    void it(`${name} parses strictly as ${BOOTSTRAP_TYPE} and round-trips`, () => {
+      const result = parseBootstrap(readEnvoyYaml(name));
+      assert.ok(result.ok, result.ok ? "" : `${name}:\n${result.errors.join("\n")}`);
+      // protoFromJson already proved encode → decode → encode is byte-stable; show the decoded
+      // message again survives a wire trip unchanged, Any payloads included.
+      const again = result.type.decode(result.type.encode(result.message).finish());
+      assert.deepEqual(toPlainObject(result.type, again), toPlainObject(result.type, result.message));
+      assert.ok(arrayAtPath(toPlainObject(result.type, again), "static_resources.clusters").length >= 5);
+    });
+
+    void it(`${name} gives Gearbox the routing, ext_proc and clusters it relies on`, () => {
+      assert.deepEqual(checkGearboxBootstrap(plainBootstrap(readEnvoyYaml(name))), []);
+    });
+  }
+});
+
+void describe("strict proto checker rejects", () => {
+  void it("an unknown field, naming it and the likely intended one", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, "static_resources.clusters[0]")["conect_timeout"] = "1s";
+    });
+    assert.deepEqual(errors, [
+      'static_resources.clusters[0].conect_timeout: unknown field "conect_timeout" in envoy.config.cluster.v3.Cluster (did you mean "connect_timeout"?)',
+    ]);
+  });
+
+  void it("an unknown field inside an Any, checked against the Any's type", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, `${EXT_PROC}.processing_mode`)["request_body"] = "BUFFERED";
+    });
+    assertHasError(errors, new RegExp(`^${EXT_PROC.replace(/[[\].]/g, "\\$&")}\\.processing_mode\\.request_body: unknown field`));
+  });
+
+  void it("a wrong scalar type", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, "admin.address.socket_address")["port_value"] = "9901x";
+      objectAtPath(c, "node")["id"] = 42;
+      objectAtPath(c, `${EXT_PROC}`)["allow_mode_override"] = "true";
+    });
+    assert.deepEqual(errors, [
+      'node.id: expected string, got number 42',
+      'admin.address.socket_address.port_value: expected uint32 (an integer or a decimal string), got string "9901x"',
+      `${EXT_PROC}.allow_mode_override: expected bool (true or false), got string "true"`,
+    ]);
+  });
+
+  void it("a bad enum name, listing the good ones", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, `${EXT_PROC}.processing_mode`)["request_body_mode"] = "BUFFER";
+    });
+    assert.deepEqual(errors, [
+      `${EXT_PROC}.processing_mode.request_body_mode: unknown enum value "BUFFER" (expected one of NONE, STREAMED, BUFFERED, BUFFERED_PARTIAL)`,
+    ]);
+  });
+
+  void it("a bad Duration, as text or as a bare number", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, "static_resources.clusters[0]")["connect_timeout"] = "5 seconds";
+      objectAtPath(c, EXT_PROC)["message_timeout"] = 2;
+    });
+    assertHasError(errors, /^static_resources\.clusters\[0\]\.connect_timeout: invalid Duration string "5 seconds"/);
+    assertHasError(errors, /\.http_filters\[0\]\.typed_config\.message_timeout: invalid Duration number 2/);
+  });
+
+  void it("an Any whose @type is not a loaded message", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, EXT_PROC)["@type"] = "type.googleapis.com/envoy.extensions.filters.http.nope.v3.Nope";
+    });
+    assert.deepEqual(errors, [
+      `${EXT_PROC}.@type: unknown Any type URL "type.googleapis.com/envoy.extensions.filters.http.nope.v3.Nope": no message "envoy.extensions.filters.http.nope.v3.Nope" is loaded`,
+    ]);
+  });
+
+  void it("two members of one oneof", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, `${ROUTES}[0].route`)["cluster_header"] = "x-gearbox-upstream";
+    });
+    assert.deepEqual(errors, [`${ROUTES}[0].route: oneof cluster_specifier takes at most one of its fields, got cluster, cluster_header`]);
+  });
+
+  void it("a repeated field that is not an array, and a map that is not an object", () => {
+    const errors = errorsAfter((c) => {
+      objectAtPath(c, `${HCM}.route_config.virtual_hosts[0]`)["domains"] = "*";
+      objectAtPath(c, "static_resources.clusters[0]")["typed_extension_protocol_options"] = [];
+    });
+    assertHasError(errors, `${HCM}.route_config.virtual_hosts[0].domains: expected an array (repeated string), got string "*"`);
+    assertHasError(errors, /^static_resources\.clusters\[0\]\.typed_extension_protocol_options: expected an object \(map<string, google\.protobuf\.Any>\), got an array$/);
+  });
+
+  void it("a missing required message and a value outside its validate.rules range", () => {
+    const errors = errorsAfter((c) => {
+      delete objectAtPath(c, EXT_PROC)["grpc_service"];
+      objectAtPath(c, EXT_PROC)["max_message_timeout"] = "7200s";
+      objectAtPath(c, "admin.address.socket_address")["port_value"] = 70000;
+    });
+    assertHasError(errors, `${EXT_PROC}.grpc_service: is required (validate.rules)`);
+    assertHasError(errors, /\.max_message_timeout: 7200 must be <= 3600/);
+    assertHasError(errors, "admin.address.socket_address.port_value: 70000 must be <= 65535 (validate.rules)");
+  });
+});
+
+void describe("Gearbox consistency checks reject", () => {
+  void it("a router filter that is not last", () => {
+    const errors = gearboxErrorsAfter((p) => arrayAtPath(p, `${HCM}.http_filters`).reverse());
+    assertHasError(errors, `${HCM}.http_filters: the router filter must be last, and only there`);
+  });
+
+  void it("an ext_proc cluster that does not exist, or is not HTTP/2", () => {
+    assertHasError(
+      gearboxErrorsAfter((p) => {
+        objectAtPath(p, `${EXT_PROC}.grpc_service.envoy_grpc`)["cluster_name"] = "gearbox";
+      }),
+      /grpc_service: ext_proc must use envoy_grpc with an existing cluster, got "gearbox"/,
+    );
+    assertHasError(
+      gearboxErrorsAfter((p) => {
+        const options = objectAtPath(p, "static_resources.clusters[0].typed_extension_protocol_options");
+        const http = options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"];
+        assert.ok(isPlainObject(http));
+        http["explicit_http_config"] = { http_protocol_options: {} };
+      }),
+      /cluster gearbox_extproc must speak HTTP\/2/,
+    );
+  });
+
+  void it("a processing mode Gearbox is not written for", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      objectAtPath(p, `${EXT_PROC}.processing_mode`)["response_body_mode"] = "STREAMED";
+      delete objectAtPath(p, EXT_PROC)["allow_mode_override"];
+      objectAtPath(p, EXT_PROC)["failure_mode_allow"] = true;
+    });
+    assertHasError(errors, `${EXT_PROC}.processing_mode.response_body_mode: Gearbox needs BUFFERED, got STREAMED`);
+    assertHasError(errors, `${EXT_PROC}.allow_mode_override: Gearbox needs true`);
+    assertHasError(errors, `${EXT_PROC}.failure_mode_allow: Gearbox needs false`);
+  });
+
+  void it("a route to a cluster that does not exist", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      objectAtPath(p, "static_resources.clusters[2]")["name"] = "claude";
+    });
+    assertHasError(errors, `${ROUTES}[1].route: cluster anthropic does not exist`);
+  });
+
+  void it("an edge cluster that does not read x-gearbox-edge-endpoint", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      objectAtPath(p, "static_resources.clusters[4].original_dst_lb_config")["http_header_name"] = "x-envoy-original-dst-host";
+    });
+    assertHasError(errors, /^clusters\[edge\]\.original_dst_lb_config: must set use_http_header/);
+  });
+
+  void it("a catch-all route shadowing the upstream routes, and LLM traffic with no upstream chosen reaching a cluster", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      arrayAtPath(p, ROUTES).unshift({ match: { prefix: "/" }, route: { cluster: "openai" } });
+    });
+    assertHasError(errors, /x-gearbox-upstream: anthropic must reach cluster anthropic, reaches openai/);
+    assertHasError(errors, /\/v1\/chat\/completions with headers \[\] must get a direct response/);
+  });
+
+  void it("a provider route that does not rewrite :authority to the TLS SNI", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      delete objectAtPath(p, `${ROUTES}[2].route`)["host_rewrite_literal"];
+    });
+    assertHasError(errors, `${ROUTES}[2].route.host_rewrite_literal: must be generativelanguage.googleapis.com so :authority matches the TLS upstream`);
+  });
+});

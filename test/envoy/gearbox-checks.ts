@@ -1,0 +1,243 @@
+/**
+ * What Gearbox relies on in an Envoy bootstrap, beyond "it parses": checked on the plain form
+ * of an already proto-validated Bootstrap (`toPlainObject`, Any expanded to `@type` objects).
+ *
+ * - every cluster a route names exists; per-route filter configs name a filter of the chain;
+ * - the ext_proc filter exists once, talks HTTP/2 to an existing cluster, uses the processing
+ *   mode Gearbox is written for, fails closed, honours immediate responses and route clearing;
+ * - the router filter is last;
+ * - a request on an LLM path with `x-gearbox-upstream: <u>` reaches cluster `<u>` with ext_proc
+ *   on, with `:authority` rewritten to the TLS SNI for TLS clusters; without the header, or on
+ *   any other path, it reaches no cluster at all;
+ * - the `edge` cluster is ORIGINAL_DST taking the destination from `x-gearbox-edge-endpoint`.
+ */
+import { arrayAt, isPlainObject, objectAt, stringAt, valueAtPath, type PlainObject } from "./plain.ts";
+
+/** Values of `x-gearbox-upstream` every config must route, each to the cluster of that name. */
+export const GEARBOX_UPSTREAMS = ["openai", "anthropic", "gemini", "edge"] as const;
+/** A value of {@link GEARBOX_UPSTREAMS}. */
+export type GearboxUpstream = (typeof GEARBOX_UPSTREAMS)[number];
+/** Request header Gearbox sets to pick the upstream. */
+export const UPSTREAM_HEADER = "x-gearbox-upstream";
+/** Request header Gearbox sets to the edge agent's ip:port. */
+export const EDGE_ENDPOINT_HEADER = "x-gearbox-edge-endpoint";
+
+const T = "type.googleapis.com/envoy.extensions.";
+const HCM = `${T}filters.network.http_connection_manager.v3.HttpConnectionManager`;
+const EXT_PROC = `${T}filters.http.ext_proc.v3.ExternalProcessor`;
+const EXT_PROC_PER_ROUTE = `${T}filters.http.ext_proc.v3.ExtProcPerRoute`;
+const ROUTER = `${T}filters.http.router.v3.Router`;
+const UPSTREAM_TLS = `${T}transport_sockets.tls.v3.UpstreamTlsContext`;
+const HTTP_OPTIONS_KEY = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
+
+/** The processing mode Gearbox's processor is written for (see ARCHITECTURE.md). */
+export const GEARBOX_PROCESSING_MODE: Readonly<Record<string, string>> = {
+  request_header_mode: "SEND",
+  response_header_mode: "SEND",
+  request_body_mode: "BUFFERED",
+  response_body_mode: "BUFFERED",
+  request_trailer_mode: "SKIP",
+  response_trailer_mode: "SKIP",
+};
+
+/** One request each upstream must route, on a path of that provider's API. */
+const SAMPLE_PATHS: Readonly<Record<GearboxUpstream, string>> = {
+  openai: "/v1/chat/completions",
+  anthropic: "/v1/messages",
+  gemini: "/v1beta/models/gemini-2.0-flash:generateContent",
+  edge: "/v1/chat/completions",
+};
+
+interface Request { readonly path: string; readonly headers: ReadonlyMap<string, string> }
+interface Chain { readonly path: string; readonly hcm: PlainObject; readonly filterNames: readonly string[] }
+
+function typeOf(value: unknown): string | undefined {
+  return stringAt(value, "@type");
+}
+
+/** Seconds in a plain Duration (`{ seconds: "2", nanos: 5e8 }`), or undefined when absent. */
+function seconds(value: unknown): number | undefined {
+  if (!isPlainObject(value)) return undefined;
+  return Number(value["seconds"] ?? 0) + Number(value["nanos"] ?? 0) / 1e9;
+}
+
+function stringMatches(matcher: PlainObject, value: string | undefined): boolean | "unsupported" {
+  if (value === undefined) return false;
+  const exact = stringAt(matcher, "exact");
+  if (exact !== undefined) return value === exact;
+  const prefix = stringAt(matcher, "prefix");
+  if (prefix !== undefined) return value.startsWith(prefix);
+  const suffix = stringAt(matcher, "suffix");
+  if (suffix !== undefined) return value.endsWith(suffix);
+  const contains = stringAt(matcher, "contains");
+  if (contains !== undefined) return value.includes(contains);
+  return "unsupported";
+}
+
+/** Whether `match` (a RouteMatch) selects `request`; "unsupported" for matchers this cannot evaluate. */
+function routeMatches(match: PlainObject, request: Request): boolean | "unsupported" {
+  let pathOk: boolean;
+  const prefix = stringAt(match, "prefix");
+  const exact = stringAt(match, "path");
+  const regex = stringAt(objectAt(match, "safe_regex"), "regex");
+  const separated = stringAt(match, "path_separated_prefix");
+  if (prefix !== undefined) pathOk = request.path.startsWith(prefix);
+  else if (exact !== undefined) pathOk = request.path === exact;
+  else if (regex !== undefined) pathOk = new RegExp(`^(?:${regex})$`).test(request.path);
+  else if (separated !== undefined) pathOk = request.path === separated || request.path.startsWith(`${separated}/`);
+  else return "unsupported";
+  if (!pathOk) return false;
+  for (const header of arrayAt(match, "headers")) {
+    const name = stringAt(header, "name") ?? "";
+    const value = request.headers.get(name);
+    const stringMatch = objectAt(header, "string_match");
+    let ok: boolean | "unsupported";
+    if (stringMatch !== undefined) ok = stringMatches(stringMatch, value);
+    else if (valueAtPath(header, "present_match") === true) ok = value !== undefined;
+    else ok = "unsupported";
+    if (ok === "unsupported") return ok;
+    if (ok === (valueAtPath(header, "invert_match") === true)) return false;
+  }
+  return ["query_parameters", "grpc", "runtime_fraction", "tls_context", "dynamic_metadata"].some((k) => k in match) ? "unsupported" : true;
+}
+
+/** The cluster's envoy.extensions.upstreams.http.v3.HttpProtocolOptions, if any. */
+function httpOptions(cluster: PlainObject): unknown {
+  return objectAt(cluster, "typed_extension_protocol_options")?.[HTTP_OPTIONS_KEY];
+}
+
+function checkExtProc(filter: PlainObject, where: string, clusters: ReadonlyMap<string, PlainObject>, idle: number, errors: string[]): void {
+  const config = objectAt(filter, "typed_config") ?? {};
+  const clusterName = stringAt(valueAtPath(config, "grpc_service.envoy_grpc"), "cluster_name");
+  const cluster = clusterName === undefined ? undefined : clusters.get(clusterName);
+  if (cluster === undefined) {
+    errors.push(`${where}.grpc_service: ext_proc must use envoy_grpc with an existing cluster, got ${JSON.stringify(clusterName)}`);
+  } else if (!isPlainObject(valueAtPath(httpOptions(cluster), "explicit_http_config.http2_protocol_options"))) {
+    errors.push(`${where}.grpc_service: cluster ${clusterName} must speak HTTP/2 (explicit_http_config.http2_protocol_options)`);
+  }
+  for (const [key, wanted] of Object.entries(GEARBOX_PROCESSING_MODE)) {
+    const got = stringAt(objectAt(config, "processing_mode"), key);
+    if (got !== wanted) errors.push(`${where}.processing_mode.${key}: Gearbox needs ${wanted}, got ${got ?? "the default"}`);
+  }
+  const flags: Readonly<Record<string, boolean>> = {
+    allow_mode_override: true, // STREAMED responses for text/event-stream
+    failure_mode_allow: false, // fail closed
+    observability_mode: false, // Gearbox's responses must be applied
+    disable_immediate_response: false, // cache hits and rejections are immediate responses
+    disable_clear_route_cache: false, // routing follows x-gearbox-upstream after clear_route_cache
+  };
+  for (const [key, wanted] of Object.entries(flags)) {
+    if ((config[key] === true) !== wanted) errors.push(`${where}.${key}: Gearbox needs ${wanted}`);
+  }
+  if (config["route_cache_action"] === "RETAIN") errors.push(`${where}.route_cache_action: RETAIN would ignore Gearbox's clear_route_cache`);
+  const timeout = seconds(config["message_timeout"]);
+  const max = seconds(config["max_message_timeout"]) ?? 0;
+  if (timeout === undefined || timeout <= 0.2) errors.push(`${where}.message_timeout: set it above Envoy's 200 ms default`);
+  if (timeout !== undefined && max < timeout) errors.push(`${where}.max_message_timeout: must be >= message_timeout`);
+  if (max >= idle) errors.push(`${where}.max_message_timeout: must stay below the stream idle timeout (${idle}s)`);
+}
+
+function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, errors: string[]): void {
+  const routes: { path: string; route: PlainObject }[] = [];
+  arrayAt(objectAt(chain.hcm, "route_config"), "virtual_hosts").forEach((vh, v) =>
+    arrayAt(vh, "routes").forEach((route, r) => {
+      if (isPlainObject(route)) routes.push({ path: `${chain.path}.route_config.virtual_hosts[${v}].routes[${r}]`, route });
+    }),
+  );
+  if (routes.length === 0) return void errors.push(`${chain.path}: needs an inline route_config with routes`);
+  for (const { path, route } of routes) {
+    const action = objectAt(route, "route");
+    const named = [stringAt(action, "cluster"), ...arrayAt(objectAt(action, "weighted_clusters"), "clusters").map((c) => stringAt(c, "name"))];
+    for (const name of named) if (name !== undefined && !clusters.has(name)) errors.push(`${path}.route: cluster ${name} does not exist`);
+    if (action !== undefined && "cluster_header" in action) errors.push(`${path}.route: cluster_header cannot be checked statically`);
+    for (const key of Object.keys(objectAt(route, "typed_per_filter_config") ?? {})) {
+      if (!chain.filterNames.includes(key)) errors.push(`${path}.typed_per_filter_config: no http filter named ${key}`);
+    }
+  }
+  const select = (request: Request): { path: string; route: PlainObject } | undefined => {
+    for (const entry of routes) {
+      const verdict = routeMatches(objectAt(entry.route, "match") ?? {}, request);
+      if (verdict === "unsupported") return void errors.push(`${entry.path}.match: uses a matcher this check cannot evaluate`);
+      if (verdict) return entry;
+    }
+    return undefined;
+  };
+  for (const upstream of GEARBOX_UPSTREAMS) {
+    const request = { path: SAMPLE_PATHS[upstream], headers: new Map([[UPSTREAM_HEADER, upstream]]) };
+    const hit = select(request);
+    const action = objectAt(hit?.route, "route");
+    const cluster = stringAt(action, "cluster");
+    if (hit === undefined || cluster !== upstream) {
+      const reached = cluster ?? "no cluster";
+      errors.push(`${chain.path}.route_config: ${request.path} with ${UPSTREAM_HEADER}: ${upstream} must reach cluster ${upstream}, reaches ${reached}`);
+      continue;
+    }
+    const perRoute = Object.values(objectAt(hit.route, "typed_per_filter_config") ?? {});
+    if (perRoute.some((c) => typeOf(c) === EXT_PROC_PER_ROUTE && valueAtPath(c, "disabled") === true)) {
+      errors.push(`${hit.path}: ext_proc is disabled on a route to ${upstream}`);
+    }
+    const tls = valueAtPath(clusters.get(upstream), "transport_socket.typed_config");
+    const sni = stringAt(tls, "sni");
+    if (typeOf(tls) === UPSTREAM_TLS && stringAt(action, "host_rewrite_literal") !== sni) {
+      errors.push(`${hit.path}.route.host_rewrite_literal: must be ${sni ?? "the cluster's SNI"} so :authority matches the TLS upstream`);
+    }
+  }
+  const unmediated: Request[] = [
+    { path: "/v1/chat/completions", headers: new Map() },
+    { path: "/internal/admin", headers: new Map([[UPSTREAM_HEADER, "edge"], [EDGE_ENDPOINT_HEADER, "10.0.0.1:22"]]) },
+  ];
+  for (const request of unmediated) {
+    const hit = select(request);
+    if (hit !== undefined && objectAt(hit.route, "direct_response") === undefined) {
+      errors.push(`${hit.path}: ${request.path} with headers ${JSON.stringify([...request.headers])} must get a direct response, not reach an upstream`);
+    }
+  }
+}
+
+function checkEdgeCluster(cluster: PlainObject | undefined, errors: string[]): void {
+  if (cluster === undefined) return; // reported by the routing check
+  const lb = objectAt(cluster, "original_dst_lb_config");
+  if (cluster["type"] !== "ORIGINAL_DST" || cluster["lb_policy"] !== "CLUSTER_PROVIDED") {
+    errors.push("clusters[edge]: must be type ORIGINAL_DST with lb_policy CLUSTER_PROVIDED");
+  }
+  if (lb?.["use_http_header"] !== true || lb["http_header_name"] !== EDGE_ENDPOINT_HEADER) {
+    errors.push(`clusters[edge].original_dst_lb_config: must set use_http_header with http_header_name ${EDGE_ENDPOINT_HEADER}`);
+  }
+}
+
+/** Gearbox's requirements on a plain Bootstrap; an empty list when all hold. */
+export function checkGearboxBootstrap(bootstrap: PlainObject): string[] {
+  const errors: string[] = [];
+  const clusters = new Map<string, PlainObject>();
+  for (const cluster of arrayAt(objectAt(bootstrap, "static_resources"), "clusters")) {
+    const name = stringAt(cluster, "name");
+    if (name !== undefined && isPlainObject(cluster)) clusters.set(name, cluster);
+  }
+  const chains: Chain[] = [];
+  arrayAt(objectAt(bootstrap, "static_resources"), "listeners").forEach((listener, l) =>
+    arrayAt(listener, "filter_chains").forEach((fc, c) =>
+      arrayAt(fc, "filters").forEach((filter, f) => {
+        const hcm = objectAt(filter, "typed_config");
+        if (hcm === undefined || typeOf(hcm) !== HCM) return;
+        const path = `static_resources.listeners[${l}].filter_chains[${c}].filters[${f}].typed_config`;
+        chains.push({ path, hcm, filterNames: arrayAt(hcm, "http_filters").map((h) => stringAt(h, "name") ?? "") });
+      }),
+    ),
+  );
+  if (chains.length === 0) errors.push("static_resources.listeners: no HttpConnectionManager found");
+  for (const chain of chains) {
+    const filters = arrayAt(chain.hcm, "http_filters");
+    const types = filters.map((h) => typeOf(objectAt(h, "typed_config")));
+    if (types.at(-1) !== ROUTER || types.filter((t) => t === ROUTER).length !== 1) {
+      errors.push(`${chain.path}.http_filters: the router filter must be last, and only there`);
+    }
+    const extProc = types.flatMap((t, i) => (t === EXT_PROC ? [i] : []));
+    if (extProc.length !== 1) errors.push(`${chain.path}.http_filters: needs exactly one ext_proc filter, has ${extProc.length}`);
+    const configuredIdle = seconds(chain.hcm["stream_idle_timeout"]);
+    const idle = configuredIdle === undefined ? 300 : configuredIdle === 0 ? Infinity : configuredIdle; // Envoy: 5 min; 0 = off
+    for (const i of extProc) checkExtProc(filters[i] as PlainObject, `${chain.path}.http_filters[${i}].typed_config`, clusters, idle, errors);
+    checkRouting(chain, clusters, errors);
+  }
+  checkEdgeCluster(clusters.get("edge"), errors);
+  return errors;
+}
