@@ -193,7 +193,10 @@ export function openAIConformance(name: string, makeTransport: TransportFactory)
     });
 
     test("bad input: unknown endpoint → 404 OpenAI-shaped", async () => {
-      const error = await assertOpenAIError(await post("/no/such/endpoint", "{}"), 404);
+      // The front door answers this itself; through Envoy the path is not Gearbox's and passes
+      // through untouched to the provider (here with the caller's own provider key), which 404s.
+      const headers = { "content-type": "application/json", authorization: `Bearer ${PROVIDER_KEY}` };
+      const error = await assertOpenAIError(await post("/no/such/endpoint", "{}", headers), 404);
       assert.match(error.message, /Invalid URL/);
     });
 

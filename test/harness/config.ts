@@ -1,0 +1,199 @@
+/**
+ * Options of the Envoy stand-in (`startEnvoy`) and their resolution to Envoy's defaults.
+ *
+ * Field names follow Envoy's protos where there is one: the ext_proc filter
+ * (`envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor`), its `ProcessingMode`, the
+ * `HeaderMutationRules` of `envoy.config.common.mutation_rules.v3`, the route table and clusters.
+ */
+import type { ProcessingMode } from "../../proto/generated/envoy/extensions/filters/http/ext_proc/v3/ProcessingMode.ts";
+
+/** `ProcessingMode.HeaderSendMode` by name. */
+export type HeaderSendMode = "DEFAULT" | "SEND" | "SKIP";
+/** `ProcessingMode.BodySendMode` by name (FULL_DUPLEX_STREAMED is not supported by the harness). */
+export type BodySendMode = "NONE" | "STREAMED" | "BUFFERED" | "BUFFERED_PARTIAL";
+
+/** A processing mode with every field resolved to a name. */
+export interface ResolvedProcessingMode {
+  request_header_mode: HeaderSendMode;
+  response_header_mode: HeaderSendMode;
+  request_body_mode: BodySendMode;
+  response_body_mode: BodySendMode;
+  request_trailer_mode: HeaderSendMode;
+  response_trailer_mode: HeaderSendMode;
+}
+
+/**
+ * `envoy.config.common.mutation_rules.v3.HeaderMutationRules`, with the BoolValue wrappers as plain
+ * booleans and the two RegexMatchers as regular-expression sources (matched against the whole
+ * lower-cased header name, as RE2 full matches are).
+ */
+export interface HeaderMutationRules {
+  allow_all_routing?: boolean;
+  allow_envoy?: boolean;
+  disallow_system?: boolean;
+  disallow_all?: boolean;
+  allow_expression?: string;
+  disallow_expression?: string;
+  disallow_is_error?: boolean;
+}
+
+/** The ext_proc filter's configuration (a subset of `ExternalProcessor`). */
+export interface ExtProcOptions {
+  /** `grpc_service`: host:port of the ExternalProcessor server (plaintext). */
+  address: string;
+  /** `processing_mode`; unset fields take Envoy's defaults SEND/SEND/NONE/NONE/SKIP/SKIP. */
+  processingMode?: ProcessingMode;
+  /** `message_timeout` in ms (Envoy default 200). */
+  messageTimeoutMs?: number;
+  /** `max_message_timeout` in ms (default 0: `override_message_timeout` is ignored). */
+  maxMessageTimeoutMs?: number;
+  /** `failure_mode_allow` (default false). */
+  failureModeAllow?: boolean;
+  /** `allow_mode_override` (default false). */
+  allowModeOverride?: boolean;
+  /** `mutation_rules` (default: everything allowed except routing and x-envoy headers). */
+  mutationRules?: HeaderMutationRules;
+  /** `observability_mode` (default false): send and go, responses ignored. */
+  observabilityMode?: boolean;
+  /** `status_on_error`: status of the local reply on a stream error or bad response (default 500). */
+  statusOnError?: number;
+  /** `deferred_close_timeout` in ms for observability mode (Envoy default 5000). */
+  deferredCloseTimeoutMs?: number;
+}
+
+/** One route of the virtual host, matched in order (Envoy `config.route.v3.Route`, minimal). */
+export interface RouteOptions {
+  /** `match.headers[0].name`; with `value`, the header must equal it exactly. Omit to match all. */
+  header?: string;
+  /** `match.headers[0].string_match.exact`. */
+  value?: string;
+  /** `match.prefix` (default "/"). */
+  prefix?: string;
+  /** `route.cluster`. */
+  cluster: string;
+  /** `route.host_rewrite_literal`. */
+  hostRewrite?: string;
+  /** `route.prefix_rewrite`: replaces the matched `prefix` of `:path`. */
+  prefixRewrite?: string;
+}
+
+/** A static cluster with one endpoint, given as a URL (`http://127.0.0.1:1234`). */
+export interface StaticClusterOptions {
+  url: string;
+}
+
+/**
+ * An ORIGINAL_DST cluster with `original_dst_lb_config.use_http_header: true`: the endpoint is the
+ * `ip:port` in `httpHeaderName` (Envoy's default name is `x-envoy-original-dst-host`).
+ */
+export interface OriginalDstClusterOptions {
+  originalDst: { httpHeaderName?: string };
+}
+
+/** A cluster of the harness. */
+export type ClusterOptions = StaticClusterOptions | OriginalDstClusterOptions;
+
+/** Options of `startEnvoy`. */
+export interface EnvoyOptions {
+  extProc: ExtProcOptions;
+  /** Route table, matched in order on the request headers. */
+  routes?: RouteOptions[];
+  /** Cluster of the catch-all route after `routes`; without it, unmatched requests get 404. */
+  defaultCluster?: string;
+  clusters: Record<string, ClusterOptions>;
+  /** `per_connection_buffer_limit_bytes` (Envoy default 1 MiB), used on both directions. */
+  bufferLimitBytes?: number;
+  /** Route `timeout` in ms until upstream response headers (Envoy default 15 s). */
+  routeTimeoutMs?: number;
+}
+
+/** The ext_proc configuration with Envoy's defaults filled in. */
+export interface ResolvedExtProc {
+  address: string;
+  processingMode: ResolvedProcessingMode;
+  messageTimeoutMs: number;
+  maxMessageTimeoutMs: number;
+  failureModeAllow: boolean;
+  allowModeOverride: boolean;
+  mutationRules: HeaderMutationRules;
+  observabilityMode: boolean;
+  statusOnError: number;
+  deferredCloseTimeoutMs: number;
+}
+
+/** `startEnvoy` options with Envoy's defaults filled in. */
+export interface ResolvedEnvoyConfig {
+  extProc: ResolvedExtProc;
+  routes: RouteOptions[];
+  defaultCluster: string | undefined;
+  clusters: Record<string, ClusterOptions>;
+  bufferLimitBytes: number;
+  routeTimeoutMs: number;
+}
+
+/** Envoy's default `per_connection_buffer_limit_bytes`. */
+export const DEFAULT_BUFFER_LIMIT_BYTES = 1024 * 1024;
+/** Envoy's default ext_proc `message_timeout`. */
+export const DEFAULT_MESSAGE_TIMEOUT_MS = 200;
+/** Envoy's default header for ORIGINAL_DST `use_http_header`. */
+export const DEFAULT_ORIGINAL_DST_HEADER = "x-envoy-original-dst-host";
+
+const HEADER_MODES: Record<number, HeaderSendMode> = { 0: "DEFAULT", 1: "SEND", 2: "SKIP" };
+const BODY_MODES: Record<number, BodySendMode> = { 0: "NONE", 1: "STREAMED", 2: "BUFFERED", 3: "BUFFERED_PARTIAL" };
+
+function headerMode(value: ProcessingMode["request_header_mode"]): HeaderSendMode {
+  if (value === undefined) return "DEFAULT";
+  const name = typeof value === "number" ? HEADER_MODES[value] : value;
+  if (name === undefined) throw new Error(`unknown HeaderSendMode ${String(value)}`);
+  return name;
+}
+
+function bodyMode(value: ProcessingMode["request_body_mode"]): BodySendMode {
+  if (value === undefined) return "NONE";
+  const name = typeof value === "number" ? BODY_MODES[value] : value;
+  if (name === undefined) throw new Error(`unknown BodySendMode ${String(value)}`);
+  return name;
+}
+
+/** Resolves a proto `ProcessingMode` (names or numbers, fields optional) to names. */
+export function resolveProcessingMode(mode: ProcessingMode | null | undefined): ResolvedProcessingMode {
+  const m = mode ?? {};
+  return {
+    request_header_mode: headerMode(m.request_header_mode),
+    response_header_mode: headerMode(m.response_header_mode),
+    request_body_mode: bodyMode(m.request_body_mode),
+    response_body_mode: bodyMode(m.response_body_mode),
+    request_trailer_mode: headerMode(m.request_trailer_mode),
+    response_trailer_mode: headerMode(m.response_trailer_mode),
+  };
+}
+
+/** Fills in Envoy's defaults and checks that every route names a known cluster. */
+export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
+  const e = options.extProc;
+  const routes = options.routes ?? [];
+  for (const cluster of [...routes.map((r) => r.cluster), options.defaultCluster]) {
+    if (cluster !== undefined && !(cluster in options.clusters)) {
+      throw new Error(`startEnvoy: route names unknown cluster "${cluster}"`);
+    }
+  }
+  return {
+    extProc: {
+      address: e.address,
+      processingMode: resolveProcessingMode(e.processingMode),
+      messageTimeoutMs: e.messageTimeoutMs ?? DEFAULT_MESSAGE_TIMEOUT_MS,
+      maxMessageTimeoutMs: e.maxMessageTimeoutMs ?? 0,
+      failureModeAllow: e.failureModeAllow ?? false,
+      allowModeOverride: e.allowModeOverride ?? false,
+      mutationRules: e.mutationRules ?? {},
+      observabilityMode: e.observabilityMode ?? false,
+      statusOnError: e.statusOnError ?? 500,
+      deferredCloseTimeoutMs: e.deferredCloseTimeoutMs ?? 5000,
+    },
+    routes,
+    defaultCluster: options.defaultCluster,
+    clusters: options.clusters,
+    bufferLimitBytes: options.bufferLimitBytes ?? DEFAULT_BUFFER_LIMIT_BYTES,
+    routeTimeoutMs: options.routeTimeoutMs ?? 15_000,
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The route table and the router filter: picks a route on the request headers, resolves its
+ * cluster to an endpoint (static, or ORIGINAL_DST from a request header), and proxies the request
+ * over HTTP/1.1. Failures before response headers become the router's local replies (404 NR,
+ * 503 no healthy upstream / connect failure, 504 timeout), which still pass through the ext_proc
+ * encoder path as Envoy's local replies do.
+ */
+import http from "node:http";
+import { once } from "node:events";
+import { isIP } from "node:net";
+import { AbortedError } from "./body.ts";
+import { DEFAULT_ORIGINAL_DST_HEADER, type ResolvedEnvoyConfig, type RouteOptions } from "./config.ts";
+import type { Forward } from "./filter.ts";
+import { HeaderMap, isHopByHop, rawHeaderPairs } from "./headers.ts";
+import type { EnvoyStats } from "./stats.ts";
+
+/** What the router got: an upstream response, a local reply of its own, or nothing (aborted). */
+export type UpstreamResult =
+  | { type: "upstream"; headers: HeaderMap; message: http.IncomingMessage }
+  | { type: "local"; status: number; body: Buffer; details: string }
+  | { type: "aborted" };
+
+interface Endpoint {
+  host: string;
+  port: number;
+}
+
+const CONNECT_FAILURE = "upstream connect error or disconnect/reset before headers. reset reason: ";
+
+function local(status: number, body: string, details: string): UpstreamResult {
+  return { type: "local", status, body: Buffer.from(body), details };
+}
+
+/** `ip:port` or `[ipv6]:port` with a literal IP, as ORIGINAL_DST requires ("fully resolved IP address"). */
+function parseIpPort(value: string | undefined): Endpoint | undefined {
+  const m = value === undefined ? null : /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(value.trim());
+  if (m === null || m[1] === undefined || m[2] === undefined || isIP(m[1]) === 0) return undefined;
+  const port = Number(m[2]);
+  return port > 0 && port < 65536 ? { host: m[1], port } : undefined;
+}
+
+/** Response headers of an upstream message as the router hands them to the encoder filters. */
+function upstreamResponseHeaders(message: http.IncomingMessage, startedAt: number): HeaderMap {
+  const headers = HeaderMap.of([[":status", String(message.statusCode ?? 502)]]);
+  for (const [k, v] of rawHeaderPairs(message)) if (!isHopByHop(k, v)) headers.add(k, v);
+  // The router adds the upstream's time to first byte (unless suppress_envoy_headers).
+  headers.add("x-envoy-upstream-service-time", String(Date.now() - startedAt));
+  return headers;
+}
+
+/** Route matching and upstream proxying of one harness. */
+export class Router {
+  constructor(
+    private readonly config: ResolvedEnvoyConfig,
+    private readonly stats: EnvoyStats,
+    private readonly agent: http.Agent,
+  ) {}
+
+  /** The first route matching the headers, else the default cluster's catch-all route. */
+  match(headers: HeaderMap): RouteOptions | undefined {
+    const path = headers.get(":path") ?? "/";
+    const hit = this.config.routes.find(
+      (r) =>
+        path.startsWith(r.prefix ?? "/") &&
+        (r.header === undefined || (r.value === undefined ? headers.has(r.header) : headers.get(r.header) === r.value)),
+    );
+    if (hit !== undefined) return hit;
+    return this.config.defaultCluster === undefined ? undefined : { cluster: this.config.defaultCluster };
+  }
+
+  /** Proxies the request; resolves at the upstream's response headers (or a local reply). */
+  async forward(route: RouteOptions | undefined, request: Forward, signal: AbortSignal): Promise<UpstreamResult> {
+    if (route === undefined) return this.localReply(404, "", "route_not_found");
+    const cluster = this.config.clusters[route.cluster];
+    if (cluster === undefined) return this.localReply(503, "", "cluster_not_found");
+    const endpoint =
+      "url" in cluster
+        ? { host: new URL(cluster.url).hostname, port: Number(new URL(cluster.url).port || 80) }
+        : parseIpPort(request.headers.get(cluster.originalDst.httpHeaderName ?? DEFAULT_ORIGINAL_DST_HEADER));
+    if (endpoint === undefined) return this.localReply(503, "no healthy upstream", "no_healthy_upstream");
+
+    const headers = request.headers;
+    if (route.prefixRewrite !== undefined) {
+      const path = headers.get(":path") ?? "/";
+      headers.set(":path", route.prefixRewrite + path.slice((route.prefix ?? "/").length));
+    }
+    if (route.hostRewrite !== undefined) headers.set(":authority", route.hostRewrite);
+    const outgoing = headers.toOutgoing();
+    outgoing.host = headers.get(":authority") ?? "";
+    outgoing["x-envoy-expected-rq-timeout-ms"] = String(this.config.routeTimeoutMs);
+    // Envoy's HTTP/1 codec frames a body without content-length as chunked.
+    if (!request.endOfStream && !headers.has("content-length")) outgoing["transfer-encoding"] = "chunked";
+
+    this.stats.upstreamRequests[route.cluster] = (this.stats.upstreamRequests[route.cluster] ?? 0) + 1;
+    const hostKey = `${endpoint.host}:${endpoint.port}`;
+    this.stats.upstreamHosts[hostKey] = (this.stats.upstreamHosts[hostKey] ?? 0) + 1;
+    const startedAt = Date.now();
+    const upstream = http.request({
+      host: endpoint.host,
+      port: endpoint.port,
+      method: headers.get(":method") ?? "GET",
+      path: headers.get(":path") ?? "/",
+      headers: outgoing,
+      agent: this.agent,
+      signal,
+    });
+    upstream.flushHeaders();
+    void this.sendBody(upstream, request);
+    return this.awaitResponse(upstream, signal, startedAt);
+  }
+
+  private awaitResponse(upstream: http.ClientRequest, signal: AbortSignal, startedAt: number): Promise<UpstreamResult> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        upstream.destroy();
+        resolve(this.localReply(504, "upstream request timeout", "upstream_response_timeout"));
+      }, this.config.routeTimeoutMs);
+      upstream.on("response", (message) => {
+        clearTimeout(timer);
+        resolve({ type: "upstream", headers: upstreamResponseHeaders(message, startedAt), message });
+      });
+      upstream.on("error", (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        if (signal.aborted) {
+          resolve({ type: "aborted" });
+          return;
+        }
+        const reason = error.code === "ECONNREFUSED" ? "connection failure" : "connection termination";
+        resolve(this.localReply(503, CONNECT_FAILURE + reason, `upstream_reset_before_response_started{${reason}}`));
+      });
+    });
+  }
+
+  /** Streams the (processed) request body upstream, honouring backpressure. */
+  private async sendBody(upstream: http.ClientRequest, request: Forward): Promise<void> {
+    try {
+      for await (const chunk of request.body) {
+        if (!upstream.write(chunk)) await once(upstream, "drain");
+      }
+      upstream.end();
+    } catch (error) {
+      // An aborted exchange already tears the request down through its signal.
+      if (!(error instanceof AbortedError)) upstream.destroy();
+    }
+  }
+
+  private localReply(status: number, body: string, details: string): UpstreamResult {
+    this.stats.localReplies.push({ status, details });
+    return local(status, body, details);
+  }
+}
