@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible HTTP front door (devices and non-mesh callers). It runs the same
  * `RequestProcessor` as the ext_proc server and plays Envoy's part itself: it reads the body,
- * applies the mutations, calls the chosen provider, and streams the answer back, cancelling the
+ * applies the mutations, calls the chosen provider over pooled keep-alive connections, and streams the answer back, cancelling the
  * upstream call when the client goes away.
  */
 import http from "node:http";
@@ -11,6 +11,7 @@ import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
 import { GatewayError, toErrorResponse, type ErrorResponse } from "../errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
+import { readAll, sendUpstream } from "./upstream-client.ts";
 
 export interface FrontDoor {
   port: number;
@@ -116,19 +117,16 @@ export class FrontDoorHandler {
     res.on("close", onClose);
     const timer = setTimeout(() => abort.abort(new GatewayError(504, "timeout_error", `Upstream '${provider.name}' did not answer within ${provider.timeoutMs} ms.`, { code: "upstream_timeout" })), provider.timeoutMs);
     try {
-      const upstream = await fetch(url, { method: "POST", headers: forwardable(headers), body, signal: abort.signal });
-      const responseHeaders: Headers = { ":status": String(upstream.status) };
-      upstream.headers.forEach((value, key) => (responseHeaders[key] = value));
-      const outcome = processor.responseHeaders(responseHeaders, upstream.body === null);
+      const upstream = await sendUpstream(url, forwardable(headers), body, abort.signal);
+      const status = upstream.statusCode ?? 502;
+      const responseHeaders: Headers = { ...plainHeaders(upstream.headers), ":status": String(status) };
+      const outcome = processor.responseHeaders(responseHeaders, false);
       if (outcome.kind === "respond") return send(res, outcome.response.status, outcome.response.headers, outcome.response.body);
       applyHeaderMutation(responseHeaders, outcome.mutation);
-      // fetch already removed any content-encoding; lengths are recomputed below.
-      delete responseHeaders["content-encoding"];
-      if (outcome.streamResponseBody && upstream.body) {
-        res.writeHead(upstream.status, forwardable(responseHeaders));
+      if (outcome.streamResponseBody) {
+        res.writeHead(status, forwardable(responseHeaders));
         res.flushHeaders();
-        for await (const bytes of upstream.body as AsyncIterable<Uint8Array>) {
-          const chunk = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        for await (const chunk of upstream as AsyncIterable<Buffer>) {
           const step = processor.responseBody(chunk, false);
           const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
           if (out.length > 0) res.write(out);
@@ -137,11 +135,11 @@ export class FrontDoorHandler {
         res.end(last.kind === "continue" ? last.mutation?.body : undefined);
         return;
       }
-      const raw = Buffer.from(await upstream.arrayBuffer());
+      const raw = await readAll(upstream);
       const step = processor.responseBody(raw, true);
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
-      send(res, upstream.status, { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
+      send(res, status, { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
     } catch (err) {
       const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
       processor.abort(reason instanceof Error ? reason.message : String(reason));
