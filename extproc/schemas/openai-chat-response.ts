@@ -5,6 +5,7 @@
 import type { AssistantMessage, ChatChunk, ChatResponse, ChunkChoice, FinishReason, ToolCall, ToolCallDelta, Usage } from "../canonical/types.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { extraFields, isObject, type JsonObject } from "./fields.ts";
+import { messageToOpenAI } from "./openai-chat-emit.ts";
 
 const RESPONSE_FIELDS = new Set(["id", "object", "created", "model", "choices", "usage", "system_fingerprint"]);
 const FINISH_REASONS = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "function_call"]);
@@ -97,12 +98,10 @@ export function toOpenAIChatResponse(res: ChatResponse): JsonObject {
   return out;
 }
 
+/** A response message: the request emitter's assistant shape, content flattened to a string. */
 function assistantToOpenAI(m: AssistantMessage): JsonObject {
-  const out: JsonObject = { role: "assistant", content: typeof m.content === "string" || m.content === null ? m.content : m.content.map((p) => p.text).join("") };
-  if (m.refusal !== undefined) out.refusal = m.refusal;
-  if (m.toolCalls) {
-    out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
-  }
+  const content = Array.isArray(m.content) ? m.content.map((p) => p.text).join("") : m.content;
+  const out = messageToOpenAI({ ...m, content });
   if (m.reasoning !== undefined) out.reasoning_content = m.reasoning;
   return out;
 }
