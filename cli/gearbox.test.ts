@@ -53,7 +53,7 @@ test("gearbox serve: starts on embedded defaults, says what runs and what is not
   assert.equal(health, 200);
   assert.match(run.stdout, /config \(none found: embedded defaults\)/);
   assert.match(run.stdout, /ext_proc gRPC\s+0\.0\.0\.0:\d+/);
-  assert.match(run.stdout, /provider\s+openai .*no key \(env OPENAI_API_KEY \(unset\)\)/);
+  assert.match(run.stdout, /provider\s+openai .*NO KEY \(env OPENAI_API_KEY \(unset\)\): requests go without credentials/);
   assert.match(run.stdout, /SIGTERM received, draining/);
 });
 

@@ -22,7 +22,7 @@ export function describe(mode: ServeMode, config: GatewayConfig, ports: { extPro
     `  state           in-memory${process.env.REDIS_URL ? " (REDIS_URL is set, but no store uses Redis in this version)" : ""}`,
   ];
   for (const p of config.providers) {
-    const key = p.apiKey === undefined ? `no key (${p.keySource}): callers' Authorization is forwarded` : `key from ${p.keySource}`;
+    const key = p.auth === "none" ? "no credentials needed" : p.apiKey === undefined ? `NO KEY (${p.keySource}): requests go without credentials` : `key from ${p.keySource}`;
     lines.push(`  provider        ${p.name} (${p.kind}) ${p.baseUrl.href}${p.isDefault ? " [default]" : ""}: ${key}`);
   }
   lines.push("  not running     edge agent, xDS control plane, admin API, metrics (not part of this version)");

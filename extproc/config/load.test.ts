@@ -99,3 +99,36 @@ test("api_key_file is read and trimmed; the first provider becomes the default",
   assert.equal(qwen?.basePath, "/compatible-mode/v1");
   assert.equal(qwen?.isDefault, true);
 });
+
+test("presets fill kind, base URL, auth, key variable, parameter rules and prices", () => {
+  const raw = parseConfigText("providers:\n  - { name: ds, preset: deepseek }\n  - { name: claude, preset: anthropic }\n", "g.yaml");
+  assert.ok(raw.ok);
+  const resolved = resolveConfig(raw.value, { DEEPSEEK_API_KEY: "sk-ds", ANTHROPIC_API_KEY: "sk-ant" }, "g.yaml");
+  assert.ok(resolved.ok, !resolved.ok ? resolved.errors.join("\n") : "");
+  const [ds, claude] = resolved.value.providers;
+  assert.equal(ds?.kind, "openai-compatible");
+  assert.equal(ds?.baseUrl.href, "https://api.deepseek.com/v1");
+  assert.equal(ds?.auth, "bearer");
+  assert.equal(ds?.apiKey, "sk-ds");
+  assert.ok(ds?.params.drop?.includes("n"));
+  assert.equal(ds?.pricing.get("deepseek-chat")?.output, 1.1);
+  assert.equal(claude?.kind, "anthropic");
+  assert.equal(claude?.auth, "x-api-key");
+  assert.equal(claude?.apiKey, "sk-ant");
+});
+
+test("`provider:` switches the default provider in one line", () => {
+  const text = "provider: qwen\nproviders:\n  - { name: openai, preset: openai }\n  - { name: qwen, preset: dashscope }\n";
+  const raw = parseConfigText(text, "g.yaml");
+  assert.ok(raw.ok);
+  const resolved = resolveConfig(raw.value, {}, "g.yaml");
+  assert.ok(resolved.ok);
+  assert.deepEqual(resolved.value.providers.filter((p) => p.isDefault).map((p) => p.name), ["qwen"]);
+  assert.ok(errorsOf(text.replace("provider: qwen", "provider: nope")).some((e) => /^provider: no provider named 'nope'/.test(e)));
+});
+
+test("preset and Azure errors name the field", () => {
+  assert.ok(errorsOf("providers:\n  - { name: x, preset: nosuch }\n").some((e) => /providers\[0\]\.preset/.test(e)));
+  assert.ok(errorsOf("providers:\n  - { name: x, kind: openai-compatible }\n").some((e) => /providers\[0\]\.base_url: required/.test(e)));
+  assert.ok(errorsOf("providers:\n  - { name: az, kind: azure-openai, base_url: 'https://r.openai.azure.com/openai' }\n").some((e) => /providers\[0\]\.api_version/.test(e)));
+});

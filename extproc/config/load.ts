@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import type { z } from "zod";
+import { DEFAULT_AUTH, PRESETS } from "../providers/catalog.ts";
 import type { Provider } from "../providers/provider.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { configSchema, type ProviderConfig, type RawConfig } from "./schema.ts";
@@ -87,21 +88,14 @@ export function resolveConfig(raw: RawConfig, env: NodeJS.ProcessEnv, source: st
     const where = `providers[${i}]`;
     if (names.has(p.name)) errors.push(`${where}.name: duplicate provider name '${p.name}'`);
     names.add(p.name);
-    const key = readKey(p, env, where, errors);
-    const baseUrl = new URL(p.base_url);
-    const provider: Provider = {
-      name: p.name,
-      kind: p.kind,
-      baseUrl,
-      basePath: baseUrl.pathname.replace(/\/+$/, ""),
-      keySource: key.source,
-      models: new Set(p.models),
-      isDefault: p.default,
-      timeoutMs: p.timeout_ms,
-    };
-    if (key.value !== undefined) provider.apiKey = key.value;
-    providers.push(provider);
+    const provider = resolveProvider(p, env, where, errors);
+    if (provider) providers.push(provider);
   });
+  if (raw.provider !== undefined) {
+    const chosen = providers.find((p) => p.name === raw.provider);
+    if (!chosen) errors.push(`provider: no provider named '${raw.provider}' (have ${providers.map((p) => p.name).join(", ")})`);
+    else for (const p of providers) p.isDefault = p === chosen;
+  }
   const defaults = providers.filter((p) => p.isDefault);
   if (defaults.length > 1) errors.push(`providers: at most one provider may set 'default: true' (${defaults.map((p) => p.name).join(", ")})`);
   const first = providers[0];
@@ -114,13 +108,45 @@ export function resolveConfig(raw: RawConfig, env: NodeJS.ProcessEnv, source: st
 function defaultOpenAI(env: NodeJS.ProcessEnv): ProviderConfig {
   return {
     name: "openai",
-    kind: "openai",
+    preset: "openai",
     base_url: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
-    api_key_env: "OPENAI_API_KEY",
     models: [],
+    aliases: {},
+    pricing: {},
     default: true,
     timeout_ms: 600_000,
   };
+}
+
+/** A provider entry merged over its preset (preset named, or the one named like the kind). */
+function resolveProvider(p: ProviderConfig, env: NodeJS.ProcessEnv, where: string, errors: string[]): Provider | undefined {
+  const preset = p.preset !== undefined ? PRESETS[p.preset] : p.kind !== undefined ? PRESETS[p.kind] : undefined;
+  const kind = p.kind ?? preset?.kind;
+  const baseUrl = p.base_url ?? preset?.base_url;
+  if (kind === undefined) errors.push(`${where}.kind: required (or name a preset: ${Object.keys(PRESETS).join(", ")})`);
+  if (baseUrl === undefined) errors.push(`${where}.base_url: required for ${p.preset ?? kind ?? "this provider"}`);
+  if (kind === "azure-openai" && p.api_version === undefined) errors.push(`${where}.api_version: required for azure-openai (e.g. '2024-10-21')`);
+  if (kind === undefined || baseUrl === undefined) return undefined;
+  const key = readKey({ ...p, api_key_env: p.api_key_env ?? preset?.api_key_env }, env, where, errors);
+  const url = new URL(baseUrl);
+  const pricing = new Map(Object.entries({ ...preset?.pricing, ...p.pricing }));
+  const provider: Provider = {
+    name: p.name,
+    kind,
+    baseUrl: url,
+    basePath: url.pathname.replace(/\/+$/, ""),
+    auth: p.auth ?? (p.kind !== undefined ? DEFAULT_AUTH[p.kind] : (preset?.auth ?? DEFAULT_AUTH[kind])),
+    keySource: key.source,
+    models: new Set(p.models),
+    aliases: new Map(Object.entries(p.aliases)),
+    pricing,
+    params: { drop: [...(preset?.params?.drop ?? []), ...(p.params?.drop ?? [])], rename: { ...preset?.params?.rename, ...p.params?.rename } },
+    isDefault: p.default,
+    timeoutMs: p.timeout_ms,
+  };
+  if (key.value !== undefined) provider.apiKey = key.value;
+  if (p.api_version !== undefined) provider.apiVersion = p.api_version;
+  return provider;
 }
 
 function readKey(p: ProviderConfig, env: NodeJS.ProcessEnv, where: string, errors: string[]): { value?: string; source: string } {

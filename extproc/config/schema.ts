@@ -3,21 +3,32 @@
  * these defaults. Objects are strict, so a misspelt key is an error that names it.
  */
 import { z } from "zod";
+import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
 
 const port = z.number().int().min(0).max(65535);
 
-export const PROVIDER_KINDS = ["openai", "openai-compatible"] as const;
+const price = z.strictObject({ input: z.number().min(0), output: z.number().min(0), cached_input: z.number().min(0).optional() });
 
 export const providerSchema = z.strictObject({
   /** Also the Envoy cluster name Gearbox routes to (`x-gearbox-upstream`). */
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_'"),
-  kind: z.enum(PROVIDER_KINDS),
+  /** A catalog entry (`deepseek`, `dashscope`, `anthropic`…) supplying the fields below. */
+  preset: z.enum(Object.keys(PRESETS) as [string, ...string[]]).optional(),
+  kind: z.enum(PROVIDER_KINDS).optional(),
   /** Base URL as the provider's SDK takes it, e.g. `https://api.openai.com/v1`. */
-  base_url: z.url({ protocol: /^https?$/ }),
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  auth: z.enum(AUTH_SCHEMES).optional(),
+  /** Azure OpenAI's `api-version` query parameter. */
+  api_version: z.string().min(1).optional(),
   api_key_env: z.string().min(1).optional(),
   api_key_file: z.string().min(1).optional(),
   /** Models this provider serves; a request for one of them goes here. */
   models: z.array(z.string().min(1)).default([]),
+  /** Client-facing model names → the provider's model names. */
+  aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
+  /** USD per 1 M tokens by model, over the preset's list prices. */
+  pricing: z.record(z.string().min(1), price).default({}),
+  params: z.strictObject({ drop: z.array(z.string()).optional(), rename: z.record(z.string(), z.string()).optional() }).optional(),
   /** Where requests for models no provider lists go. At most one provider sets it. */
   default: z.boolean().default(false),
   /** Upstream timeout for the front door's own calls (ms). */
@@ -48,6 +59,8 @@ export const routeSchema = z.strictObject({
 });
 
 export const configSchema = z.strictObject({
+  /** The default provider by name: switching providers is this one line. */
+  provider: z.string().min(1).optional(),
   listen: z
     .strictObject({
       host: z.string().default("0.0.0.0"),

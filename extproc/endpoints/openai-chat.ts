@@ -1,21 +1,9 @@
 /** `POST /v1/chat/completions`, OpenAI's Chat Completions API. */
-import type { ChatRequest } from "../canonical/types.ts";
-import type { Provider } from "../providers/provider.ts";
 import { ok } from "../result.ts";
+import type { JsonObject } from "../schemas/fields.ts";
 import { parseOpenAIChatRequest } from "../schemas/openai-chat-request.ts";
-import { openaiToOpenAIChat, openaiToOpenAIChatForcedUsage } from "../translators/openai-openai.ts";
-import type { TranslateContext, Translator } from "../translators/translator.ts";
-import { planWith, type EndpointSpec } from "./spec.ts";
-
-function chatTranslator(provider: Provider, req: ChatRequest, ctx: TranslateContext): Translator<ChatRequest> {
-  switch (provider.kind) {
-    case "openai":
-    case "openai-compatible":
-      return ctx.forceStreamUsage && req.stream && req.includeUsage !== true ? openaiToOpenAIChatForcedUsage : openaiToOpenAIChat;
-    default:
-      return provider.kind satisfies never;
-  }
-}
+import { planChat } from "../translators/select.ts";
+import type { EndpointSpec } from "./spec.ts";
 
 export const openaiChatEndpoint: EndpointSpec = {
   name: "chat_completions",
@@ -29,7 +17,7 @@ export const openaiChatEndpoint: EndpointSpec = {
       call: { endpoint: "chat", request: req },
       model: req.model,
       stream: req.stream,
-      plan: (provider, ctx) => planWith(chatTranslator(provider, req, ctx), req, ctx),
+      plan: (provider, ctx) => planChat("openai", provider, req, json as JsonObject, ctx),
     });
   },
 };

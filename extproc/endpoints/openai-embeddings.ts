@@ -1,21 +1,8 @@
 /** `POST /v1/embeddings`, OpenAI's Embeddings API. */
-import type { EmbeddingsRequest } from "../canonical/types.ts";
-import type { Provider } from "../providers/provider.ts";
 import { ok } from "../result.ts";
 import { parseOpenAIEmbeddingsRequest } from "../schemas/openai-embeddings.ts";
-import { openaiToOpenAIEmbeddings } from "../translators/openai-openai.ts";
-import type { Translator } from "../translators/translator.ts";
-import { planWith, type EndpointSpec } from "./spec.ts";
-
-function embeddingsTranslator(provider: Provider): Translator<EmbeddingsRequest> {
-  switch (provider.kind) {
-    case "openai":
-    case "openai-compatible":
-      return openaiToOpenAIEmbeddings;
-    default:
-      return provider.kind satisfies never;
-  }
-}
+import { planEmbeddings } from "../translators/select.ts";
+import type { EndpointSpec } from "./spec.ts";
 
 export const openaiEmbeddingsEndpoint: EndpointSpec = {
   name: "embeddings",
@@ -29,7 +16,7 @@ export const openaiEmbeddingsEndpoint: EndpointSpec = {
       call: { endpoint: "embeddings", request: req },
       model: req.model,
       stream: false,
-      plan: (provider, ctx) => planWith(embeddingsTranslator(provider), req, ctx),
+      plan: (provider, ctx) => planEmbeddings(provider, req, ctx),
     });
   },
 };

@@ -1,9 +1,10 @@
 /** Endpoint specs keyed by path. A path not here is not Gearbox's business: it passes through. */
+import { anthropicMessagesEndpoint } from "./anthropic-messages.ts";
 import { openaiChatEndpoint } from "./openai-chat.ts";
 import { openaiEmbeddingsEndpoint } from "./openai-embeddings.ts";
 import type { EndpointSpec } from "./spec.ts";
 
-const SPECS: readonly EndpointSpec[] = [openaiChatEndpoint, openaiEmbeddingsEndpoint];
+const SPECS: readonly EndpointSpec[] = [openaiChatEndpoint, openaiEmbeddingsEndpoint, anthropicMessagesEndpoint];
 const BY_PATH = new Map(SPECS.map((s) => [s.path, s]));
 
 /** The spec for a request path (`:path`, query string ignored), if Gearbox handles it. */

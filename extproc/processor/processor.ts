@@ -7,9 +7,10 @@ import { randomUUID } from "node:crypto";
 import type { Usage } from "../canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { endpointFor } from "../endpoints/registry.ts";
-import type { CallPlan, EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
+import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
+import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
-import { authHeaders } from "../providers/provider.ts";
+import { authHeaders, CLIENT_CREDENTIAL_HEADERS, redactKey } from "../providers/provider.ts";
 import { decideRoute, type RouteDecision } from "../routing/decide.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
@@ -115,18 +116,25 @@ export class RequestProcessor {
     if (!decision.ok) return this.reject(decision.errors[0] ?? new GatewayError(500, "server_error", "No route."));
     this.decision = decision.value;
     const { provider, upstreamModel } = decision.value;
-    this.plan = parsed.value.plan(provider, { upstreamModel, forceStreamUsage: true });
+    try {
+      this.plan = parsed.value.plan(provider, { upstreamModel, forceStreamUsage: true });
+    } catch (err) {
+      if (err instanceof GatewayError) return this.reject(err);
+      throw err;
+    }
     const upstream = this.plan.upstream;
     const setHeaders: Headers = {
       ...upstream.headers,
       ...authHeaders(provider),
-      ":path": provider.basePath + upstream.path + this.query,
+      ":path": provider.basePath + upstream.path + (upstream.path.includes("?") ? this.query.replace(/^\?/, "&") : this.query),
       "x-gearbox-upstream": provider.name,
       "x-gearbox-request-id": this.requestId,
       // Gearbox reads response bodies (usage, translation): ask for them uncompressed.
       "accept-encoding": "identity",
     };
-    const mutation: Mutation = { setHeaders, removeHeaders: CONTROL_HEADERS, clearRouteCache: true };
+    // The caller's key is Gearbox's call key: no client credential ever goes upstream.
+    const removeHeaders = [...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS.filter((h) => setHeaders[h] === undefined)];
+    const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };
     if (upstream.body) {
       mutation.body = upstream.body;
       setHeaders["content-length"] = String(upstream.body.length);
@@ -148,9 +156,12 @@ export class RequestProcessor {
       this.finish();
       return { kind: "continue", mutation: { setHeaders } };
     }
-    const sse = (headers["content-type"] ?? "").toLowerCase().startsWith("text/event-stream");
-    if (sse && this.status < 400) {
+    const contentType = (headers["content-type"] ?? "").toLowerCase();
+    const streamed = contentType.startsWith("text/event-stream") || contentType.startsWith("application/x-ndjson");
+    if (streamed && this.status < 400) {
       this.stream = this.plan.stream(this.status, headers);
+      // Every client schema Gearbox speaks streams SSE (Ollama's NDJSON is translated).
+      if (!contentType.startsWith("text/event-stream")) setHeaders["content-type"] = "text/event-stream";
       // A rewritten stream's length is unknown in advance: let the codec chunk it.
       return { kind: "continue", mutation: { setHeaders, removeHeaders: ["content-length"] }, streamResponseBody: true };
     }
@@ -174,11 +185,16 @@ export class RequestProcessor {
     this.finish(translated.error?.error);
     let body = translated.body;
     if (translated.error && !translated.error.clientShaped) body = toErrorResponse(translated.error.error, this.requestId).body;
+    if (this.status >= 400 && this.decision) {
+      // Providers quote (masked) keys in auth errors; none reaches the client.
+      const text = (body ?? chunk).toString("utf8");
+      const redacted = redactKey(text, this.decision.provider);
+      if (redacted !== text) body = Buffer.from(redacted);
+    }
     if (!body) return CONTINUE;
-    return {
-      kind: "continue",
-      mutation: { body, setHeaders: { "content-type": "application/json", "content-length": String(body.length) } },
-    };
+    const setHeaders: Headers = { "content-type": "application/json", "content-length": String(body.length) };
+    if (translated.status !== undefined && translated.status !== this.status) setHeaders[":status"] = String(translated.status);
+    return { kind: "continue", mutation: { body, setHeaders } };
   }
 
   /** The transport gave up on the request (client gone, stream reset, upstream failure). */

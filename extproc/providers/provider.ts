@@ -1,7 +1,7 @@
-/** A configured upstream provider, resolved from config (credentials read, URL parsed). */
-import type { ProviderConfig } from "../config/schema.ts";
+/** A configured upstream provider, resolved from config and its catalog preset. */
+import type { AuthScheme, ModelPrice, ParamRules, ProviderKind } from "./catalog.ts";
 
-export type ProviderKind = ProviderConfig["kind"];
+export type { ProviderKind } from "./catalog.ts";
 
 export interface Provider {
   /** Config name; also the Envoy cluster Gearbox routes to via `x-gearbox-upstream`. */
@@ -10,23 +10,60 @@ export interface Provider {
   baseUrl: URL;
   /** Path prefix of `baseUrl` without a trailing slash (`/v1`, `/compatible-mode/v1`). */
   basePath: string;
-  /** The credential Gearbox injects; absent → callers' own `authorization` is forwarded. */
+  auth: AuthScheme;
+  /** The credential Gearbox injects; absent → the request goes without credentials. */
   apiKey?: string;
   /** Where the key came from, for the startup report (never the key itself). */
   keySource: string;
   models: ReadonlySet<string>;
+  /** Client-facing model name → provider model name. */
+  aliases: ReadonlyMap<string, string>;
+  pricing: ReadonlyMap<string, ModelPrice>;
+  params: ParamRules;
+  /** Azure OpenAI `api-version`. */
+  apiVersion?: string;
   isDefault: boolean;
   timeoutMs: number;
 }
 
+/** Every header a client may use to present a key: none of them is forwarded upstream. */
+export const CLIENT_CREDENTIAL_HEADERS = ["authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"];
+
 /** Request headers that carry this provider's credential. */
 export function authHeaders(provider: Provider): Record<string, string> {
   if (provider.apiKey === undefined) return {};
-  switch (provider.kind) {
-    case "openai":
-    case "openai-compatible":
+  switch (provider.auth) {
+    case "bearer":
       return { authorization: `Bearer ${provider.apiKey}` };
+    case "api-key":
+      return { "api-key": provider.apiKey };
+    case "x-api-key":
+      return { "x-api-key": provider.apiKey };
+    case "x-goog-api-key":
+      return { "x-goog-api-key": provider.apiKey };
+    case "none":
+      return {};
     default:
-      return provider.kind satisfies never;
+      return provider.auth satisfies never;
   }
+}
+
+/** The provider's price for a model (exact name, then the longest matching prefix). */
+export function priceOf(provider: Provider, model: string): ModelPrice | undefined {
+  const exact = provider.pricing.get(model);
+  if (exact) return exact;
+  let best: [string, ModelPrice] | undefined;
+  for (const entry of provider.pricing) if (model.startsWith(entry[0]) && (!best || entry[0].length > best[0].length)) best = entry;
+  return best?.[1];
+}
+
+/**
+ * Removes the provider's key from text going back to clients (providers quote masked keys in
+ * auth errors: "Incorrect API key provided: sk-proj-****abcd").
+ */
+export function redactKey(text: string, provider: Provider): string {
+  const key = provider.apiKey;
+  if (!key || key.length < 8) return text;
+  const tail = key.slice(-4).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.split(key).join("[REDACTED]").replace(new RegExp(`[\\w-]*\\*{3,}[\\w-]*${tail}`, "g"), "[REDACTED]");
 }

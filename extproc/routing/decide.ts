@@ -31,15 +31,16 @@ export function parseRouteHint(value: string | undefined): Result<RouteHint, Gat
  * else the default provider, which receives the model name unchanged.
  */
 export function resolveProvider(model: string, providers: readonly Provider[]): Result<Omit<RouteDecision, "target">, GatewayError> {
-  const listed = providers.find((p) => p.models.has(model));
-  if (listed) return ok({ provider: listed, upstreamModel: model, reason: `model_listed:${listed.name}` });
+  const listed = providers.find((p) => p.models.has(model) || p.aliases.has(model));
+  if (listed) return ok({ provider: listed, upstreamModel: listed.aliases.get(model) ?? model, reason: `model_listed:${listed.name}` });
   const slash = model.indexOf("/");
   if (slash > 0) {
     const named = providers.find((p) => p.name === model.slice(0, slash));
-    if (named) return ok({ provider: named, upstreamModel: model.slice(slash + 1), reason: `provider_prefix:${named.name}` });
+    const rest = model.slice(slash + 1);
+    if (named) return ok({ provider: named, upstreamModel: named.aliases.get(rest) ?? rest, reason: `provider_prefix:${named.name}` });
   }
   const fallback = providers.find((p) => p.isDefault);
-  if (fallback) return ok({ provider: fallback, upstreamModel: model, reason: `default_provider:${fallback.name}` });
+  if (fallback) return ok({ provider: fallback, upstreamModel: fallback.aliases.get(model) ?? model, reason: `default_provider:${fallback.name}` });
   return fail(new GatewayError(404, "not_found_error", `No provider serves model '${model}'.`, { param: "model", code: "model_not_found" }));
 }
 

@@ -1,54 +1,84 @@
 /**
- * OpenAI-speaking client → OpenAI-compatible backend (OpenAI itself, and every provider that is
- * configuration only). The same schema on both sides: bodies are left byte-for-byte alone
- * unless something must change (the model name, usage forced on streams), and usage is read
- * on the way back.
+ * OpenAI-speaking client → OpenAI-compatible backend (OpenAI itself, Azure OpenAI, and every
+ * provider that is configuration only). The same schema on both sides: bodies are left
+ * byte-for-byte alone unless something must change (the model name, usage forced on streams,
+ * the provider's parameter differences), and usage is read on the way back.
  */
 import type { ChatRequest, EmbeddingsRequest, Usage } from "../canonical/types.ts";
-import { isObject } from "../schemas/fields.ts";
+import type { ParamRules } from "../providers/catalog.ts";
+import { isObject, type JsonObject } from "../schemas/fields.ts";
 import { toOpenAIChatRequest } from "../schemas/openai-chat-emit.ts";
 import { parseOpenAIUsage } from "../schemas/openai-chat-response.ts";
 import { toOpenAIEmbeddingsRequest } from "../schemas/openai-embeddings.ts";
-import { SseParser, type SseEvent } from "../schemas/sse.ts";
+import { SseParser, sseData, type SseEvent } from "../schemas/sse.ts";
+import { GatewayError, toErrorResponse } from "../errors.ts";
+import type { BackendContext } from "./codec.ts";
+import type { CallPlan } from "./compose.ts";
 import { upstreamError } from "./upstream-error.ts";
-import type { Headers, StreamTranslator, TranslatedChunk, TranslatedResponse, TranslateContext, Translator, UpstreamRequest } from "./translator.ts";
+import type { Headers, StreamTranslator, TranslatedChunk, TranslatedResponse } from "./translator.ts";
 
 const JSON_HEADERS: Headers = { "content-type": "application/json" };
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
-export const openaiToOpenAIChat: Translator<ChatRequest> = {
-  request(req: ChatRequest, ctx: TranslateContext): UpstreamRequest {
-    const forceUsage = ctx.forceStreamUsage && req.stream && req.includeUsage !== true;
-    if (req.model === ctx.upstreamModel && !forceUsage) return { path: "/chat/completions", headers: JSON_HEADERS };
+/** Where an OpenAI-schema endpoint lives on one provider. */
+export interface OpenAIRoute {
+  /** `/chat/completions` on OpenAI; `/deployments/<model>/chat/completions?api-version=…` on Azure. */
+  path: string;
+  params: ParamRules;
+}
+
+/** The OpenAI-style path of `operation` for a provider, Azure's deployment layout included. */
+export function openAIRoute(operation: "chat/completions" | "embeddings", model: string, params: ParamRules, azureApiVersion?: string): OpenAIRoute {
+  if (azureApiVersion === undefined) return { path: `/${operation}`, params };
+  return { path: `/deployments/${encodeURIComponent(model)}/${operation}?api-version=${encodeURIComponent(azureApiVersion)}`, params };
+}
+
+/** Applies a provider's parameter differences; returns whether anything changed. */
+function applyParams(body: JsonObject, params: ParamRules): boolean {
+  let changed = false;
+  for (const key of params.drop ?? []) {
+    if (key in body) {
+      delete body[key];
+      changed = true;
+    }
+  }
+  for (const [from, to] of Object.entries(params.rename ?? {})) {
+    if (from in body) {
+      body[to] = body[from];
+      delete body[from];
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+const hasRules = (p: ParamRules) => (p.drop?.length ?? 0) > 0 || Object.keys(p.rename ?? {}).length > 0;
+
+export function planOpenAIToOpenAIChat(req: ChatRequest, ctx: BackendContext, route: OpenAIRoute): CallPlan {
+  const forceUsage = ctx.forceStreamUsage && req.stream && req.includeUsage !== true;
+  let body: Buffer | undefined;
+  if (req.model !== ctx.upstreamModel || forceUsage || hasRules(route.params)) {
     const upstream: ChatRequest = { ...req, model: ctx.upstreamModel };
     if (forceUsage) upstream.includeUsage = true;
-    return { path: "/chat/completions", headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(toOpenAIChatRequest(upstream))) };
-  },
-  response: readJsonResponse,
-  stream(): StreamTranslator {
-    return new OpenAIStream(false);
-  },
-};
+    const json = toOpenAIChatRequest(upstream);
+    const changed = applyParams(json, route.params);
+    if (changed || req.model !== ctx.upstreamModel || forceUsage) body = Buffer.from(JSON.stringify(json));
+  }
+  return {
+    upstream: body ? { path: route.path, headers: JSON_HEADERS, body } : { path: route.path, headers: JSON_HEADERS },
+    response: readJsonResponse,
+    stream: () => new OpenAIStream(forceUsage),
+  };
+}
 
-/** The chat translator for a request whose stream usage Gearbox forced on: it hides that chunk. */
-export const openaiToOpenAIChatForcedUsage: Translator<ChatRequest> = {
-  ...openaiToOpenAIChat,
-  stream(): StreamTranslator {
-    return new OpenAIStream(true);
-  },
-};
-
-export const openaiToOpenAIEmbeddings: Translator<EmbeddingsRequest> = {
-  request(req: EmbeddingsRequest, ctx: TranslateContext): UpstreamRequest {
-    if (req.model === ctx.upstreamModel) return { path: "/embeddings", headers: JSON_HEADERS };
-    const body = toOpenAIEmbeddingsRequest({ ...req, model: ctx.upstreamModel });
-    return { path: "/embeddings", headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(body)) };
-  },
-  response: readJsonResponse,
-  stream(): StreamTranslator {
-    return new OpenAIStream(false);
-  },
-};
+export function planOpenAIToOpenAIEmbeddings(req: EmbeddingsRequest, ctx: BackendContext, route: OpenAIRoute): CallPlan {
+  const json = req.model === ctx.upstreamModel ? undefined : toOpenAIEmbeddingsRequest({ ...req, model: ctx.upstreamModel });
+  return {
+    upstream: json ? { path: route.path, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(json)) } : { path: route.path, headers: JSON_HEADERS },
+    response: readJsonResponse,
+    stream: () => new OpenAIStream(false),
+  };
+}
 
 /** Success: unchanged bytes, usage read. Error: unchanged if OpenAI-shaped, else shaped. */
 function readJsonResponse(status: number, headers: Headers, body: Buffer): TranslatedResponse {
@@ -66,44 +96,67 @@ function readJsonResponse(status: number, headers: Headers, body: Buffer): Trans
   return usage ? { usage } : {};
 }
 
-/** Reads usage off the stream; with `hideUsageChunk`, drops the usage-only chunk Gearbox forced. */
+/**
+ * Forwards the stream event by event, exactly as received, reading usage on the way. It holds
+ * back a partial event until its end arrives, so a malformed or cut stream can be closed with
+ * one clean OpenAI error event instead of garbage: invalid JSON in an event, or an end before
+ * `[DONE]`. With `hideUsageChunk`, the usage-only chunk Gearbox forced is dropped.
+ */
 class OpenAIStream implements StreamTranslator {
   private readonly parser = new SseParser();
   private usage: Usage | undefined;
+  private done = false;
+  private failed = false;
 
   constructor(private readonly hideUsageChunk: boolean) {}
 
   push(chunk: Buffer): TranslatedChunk {
-    return this.handle(this.parser.push(chunk));
+    return this.handle(this.parser.push(chunk), false);
   }
 
   end(): TranslatedChunk {
-    return this.handle(this.parser.flush());
+    return this.handle(this.parser.flush(), true);
   }
 
-  private handle(events: SseEvent[]): TranslatedChunk {
+  private handle(events: SseEvent[], last: boolean): TranslatedChunk {
+    if (this.failed) return { body: Buffer.alloc(0) };
     const kept: Buffer[] = [];
-    let dropped = false;
     for (const event of events) {
-      const usage = USAGE_OBJECT.test(event.data) ? this.readUsage(event.data) : undefined;
-      if (usage) this.usage = usage;
-      if (this.hideUsageChunk && usage?.usageOnly) dropped = true;
-      else kept.push(event.raw);
+      if (event.data === "[DONE]") {
+        this.done = true;
+        kept.push(event.raw);
+        continue;
+      }
+      const json = parseEvent(event.data);
+      if (json === undefined) return this.fail(kept, "The upstream stream sent an event that is not valid JSON.", "upstream_malformed");
+      if (USAGE_OBJECT.test(event.data)) {
+        const usage = parseOpenAIUsage(json.usage);
+        if (usage) this.usage = usage;
+        if (this.hideUsageChunk && usage && Array.isArray(json.choices) && json.choices.length === 0) continue;
+      }
+      kept.push(event.raw);
     }
-    const out: TranslatedChunk = {};
-    if (this.hideUsageChunk) out.body = dropped || kept.length !== 1 ? Buffer.concat(kept) : (kept[0] ?? Buffer.alloc(0));
-    if (this.usage && events.length > 0) out.usage = this.usage;
+    if (last && !this.done) return this.fail(kept, "The upstream stream ended before it was complete.", "upstream_stream_truncated");
+    const out: TranslatedChunk = { body: kept.length === 1 ? (kept[0] ?? Buffer.alloc(0)) : Buffer.concat(kept) };
+    if (this.usage) out.usage = this.usage;
     return out;
   }
 
-  private readUsage(data: string): (Usage & { usageOnly: boolean }) | undefined {
-    try {
-      const json: unknown = JSON.parse(data);
-      if (!isObject(json)) return undefined;
-      const usage = parseOpenAIUsage(json.usage);
-      return usage && { ...usage, usageOnly: Array.isArray(json.choices) && json.choices.length === 0 };
-    } catch {
-      return undefined;
-    }
+  private fail(kept: Buffer[], message: string, code: string): TranslatedChunk {
+    this.failed = true;
+    const error = new GatewayError(502, "upstream_error", message, { code });
+    kept.push(sseData(toErrorResponse(error).body.toString("utf8")));
+    const out: TranslatedChunk = { body: Buffer.concat(kept) };
+    if (this.usage) out.usage = this.usage;
+    return out;
+  }
+}
+
+function parseEvent(data: string): JsonObject | undefined {
+  try {
+    const json: unknown = JSON.parse(data);
+    return isObject(json) ? json : undefined;
+  } catch {
+    return undefined;
   }
 }

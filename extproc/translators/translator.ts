@@ -1,7 +1,8 @@
 /**
- * A translator carries one endpoint's traffic from a client schema to a backend schema and back
- * (`openai-openai.ts`: an OpenAI-speaking client served by an OpenAI-compatible backend). It sees
- * canonical requests, bytes and plain headers — never Envoy or gRPC types — and returns objects.
+ * What translators hand the processor: the upstream request, translated responses and stream
+ * slices. Translators see canonical requests, bytes and plain headers — never Envoy or gRPC
+ * types — and return objects. `compose.ts` builds them from codecs; `openai-openai.ts` and
+ * `anthropic-anthropic.ts` are the byte-preserving same-schema paths.
  */
 import type { Usage } from "../canonical/types.ts";
 import type { GatewayError } from "../errors.ts";
@@ -10,7 +11,7 @@ export type Headers = Record<string, string>;
 
 /** What to send upstream. `body: undefined` means "the client's bytes, unchanged". */
 export interface UpstreamRequest {
-  /** Path below the provider's base path, e.g. `/chat/completions`. */
+  /** Path below the provider's base path, query string allowed, e.g. `/chat/completions`. */
   path: string;
   headers: Headers;
   body?: Buffer;
@@ -19,6 +20,8 @@ export interface UpstreamRequest {
 /** A translated (non-streaming) response. `body: undefined` means "unchanged". */
 export interface TranslatedResponse {
   body?: Buffer;
+  /** The status the client should see, when it differs from the upstream's. */
+  status?: number;
   usage?: Usage;
   /**
    * The upstream answered with an error. `clientShaped`: its body already is what the client's
@@ -37,17 +40,4 @@ export interface TranslatedChunk {
 export interface StreamTranslator {
   push(chunk: Buffer): TranslatedChunk;
   end(): TranslatedChunk;
-}
-
-export interface Translator<Req> {
-  request(req: Req, context: TranslateContext): UpstreamRequest;
-  response(status: number, headers: Headers, body: Buffer): TranslatedResponse;
-  stream(status: number, headers: Headers): StreamTranslator;
-}
-
-export interface TranslateContext {
-  /** The model name the backend knows (after routing/aliasing). */
-  upstreamModel: string;
-  /** Gearbox needs usage on streams (cost accounting): force it upstream if the client did not ask. */
-  forceStreamUsage: boolean;
 }

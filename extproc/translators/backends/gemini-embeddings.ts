@@ -1,0 +1,94 @@
+/**
+ * Canonical embeddings ⇄ Gemini. One input → `POST /models/{m}:embedContent`
+ * `{content: {parts: [{text}]}, outputDimensionality?}` → `{embedding: {values}}`; several →
+ * `POST /models/{m}:batchEmbedContents` `{requests: [{model: "models/{m}", content,
+ * outputDimensionality?}]}` → `{embeddings: [{values}]}`. Gemini embeds text only: token-array
+ * inputs are a 400. Gemini reports no token usage for embeddings, so the response has none
+ * unless a `usageMetadata.promptTokenCount` is present. Gemini always answers with floats; a
+ * client that asked for `encoding_format: "base64"` (the OpenAI SDK's default) gets each vector
+ * as little-endian float32 bytes in base64, as OpenAI sends them.
+ */
+import type { EmbeddingsRequest, EmbeddingsResponse } from "../../canonical/types.ts";
+import { GatewayError, invalidRequest } from "../../errors.ts";
+import { fail, ok, type Result } from "../../result.ts";
+import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { BackendContext, EmbeddingsBackend } from "../codec.ts";
+import { num } from "./gemini-candidate.ts";
+import { geminiError } from "./gemini-error.ts";
+import { GEMINI_HEADERS, geminiModelId, geminiModelPath } from "./gemini-model.ts";
+
+type EncodingFormat = NonNullable<EmbeddingsRequest["encodingFormat"]>;
+
+/**
+ * The encoding each call asked for, keyed by the call's `BackendContext`: `response` is not
+ * given the request, so it must get the context object `request` got (as `composeEmbeddings`
+ * does). A context `request` never saw gets floats.
+ */
+const requestedFormat = new WeakMap<BackendContext, EncodingFormat>();
+
+const isVector = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x));
+
+function isTextInput(input: EmbeddingsRequest["input"]): input is string[] {
+  return input.every((item) => typeof item === "string");
+}
+
+function malformed(what: string, cause?: unknown): GatewayError {
+  return new GatewayError(502, "upstream_error", `Gemini sent a malformed embeddings response: ${what}.`, { code: "invalid_upstream_response", cause });
+}
+
+/** The upstream path and body for an embeddings request. */
+export function toGeminiEmbeddingsRequest(req: EmbeddingsRequest, model: string): { path: string; body: JsonObject } {
+  const input = req.input;
+  if (!isTextInput(input)) throw invalidRequest("Gemini embeds text only: 'input' must be a string or an array of strings, not token arrays.", "input", "unsupported_parameter");
+  const dimensions = req.dimensions === undefined ? {} : { outputDimensionality: req.dimensions };
+  const content = (text: string): JsonObject => ({ parts: [{ text }] });
+  const [only] = input;
+  if (input.length === 1 && only !== undefined) return { path: geminiModelPath(model, "embedContent"), body: { content: content(only), ...dimensions } };
+  const resource = `models/${geminiModelId(model)}`;
+  return { path: geminiModelPath(model, "batchEmbedContents"), body: { requests: input.map((text) => ({ model: resource, content: content(text), ...dimensions })) } };
+}
+
+/** Little-endian float32 bytes in base64 (OpenAI's `encoding_format: "base64"`). */
+export function float32Base64(vector: readonly number[]): string {
+  const bytes = Buffer.alloc(vector.length * 4);
+  vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
+  return bytes.toString("base64");
+}
+
+/** An `embedContent` or `batchEmbedContents` body, parsed → canonical, vectors encoded as asked. */
+export function parseGeminiEmbeddings(json: unknown, model: string, format: EncodingFormat): Result<EmbeddingsResponse, GatewayError> {
+  if (!isObject(json)) return fail(malformed("not a JSON object"));
+  const raw = isObject(json.embedding) ? [json.embedding] : Array.isArray(json.embeddings) ? json.embeddings : undefined;
+  if (raw === undefined) return fail(malformed("neither 'embedding' nor 'embeddings'"));
+  const vectors: number[][] = [];
+  for (const item of raw) {
+    if (!isObject(item) || !isVector(item.values)) return fail(malformed("an embedding without numeric 'values'"));
+    vectors.push(item.values);
+  }
+  const response: EmbeddingsResponse = {
+    model: geminiModelId(model),
+    data: vectors.map((vector, index) => ({ index, embedding: format === "base64" ? float32Base64(vector) : vector })),
+  };
+  const tokens = isObject(json.usageMetadata) ? num(json.usageMetadata.promptTokenCount) : undefined;
+  if (tokens !== undefined) response.usage = { inputTokens: tokens, outputTokens: 0, totalTokens: tokens };
+  return ok(response);
+}
+
+/** Gemini's embeddings API as a Gearbox backend. */
+export const geminiEmbeddingsBackend: EmbeddingsBackend = {
+  request(req, ctx) {
+    const { path, body } = toGeminiEmbeddingsRequest(req, ctx.upstreamModel);
+    requestedFormat.set(ctx, req.encodingFormat ?? "float");
+    return { path, headers: { ...GEMINI_HEADERS }, body: Buffer.from(JSON.stringify(body)) };
+  },
+  response(body, _headers, ctx) {
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString("utf8"));
+    } catch (err) {
+      return fail(malformed("not JSON", err));
+    }
+    return parseGeminiEmbeddings(json, ctx.upstreamModel, requestedFormat.get(ctx) ?? "float");
+  },
+  error: geminiError,
+};

@@ -1,0 +1,56 @@
+/**
+ * Google API errors → `GatewayError`. Google answers `{"error":{"code","message","status",
+ * "details":[…]}}` (google.rpc.Status); the error keeps the HTTP status, Google's message, and
+ * the canonical status name (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`…) as `code`. A
+ * `retry-after` header is kept; without one, a `google.rpc.RetryInfo` detail's `retryDelay`
+ * (`"34.4s"`) becomes one, rounded up to whole seconds. Bodies of another shape go through the
+ * shared `upstreamError`.
+ */
+import { GatewayError } from "../../errors.ts";
+import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { Headers } from "../translator.ts";
+import { errorTypeForStatus, upstreamError } from "../upstream-error.ts";
+
+const RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo";
+const DURATION = /^(\d+(?:\.\d+)?)s$/;
+
+/** An error response body (status >= 400) → the error the client should see. */
+export function geminiError(status: number, headers: Headers, body: Buffer): GatewayError {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString("utf8"));
+  } catch {
+    return upstreamError(status, headers, body);
+  }
+  return isObject(json) && isObject(json.error) ? googleStatusError(status, json.error, headers) : upstreamError(status, headers, body);
+}
+
+/**
+ * A `google.rpc.Status` object → `GatewayError`. `status` is the HTTP status when there is one;
+ * inside a stream (already answered 200) pass the status's own `code`.
+ */
+export function googleStatusError(status: number, error: JsonObject, headers: Headers = {}): GatewayError {
+  const message = typeof error.message === "string" && error.message.length > 0 ? error.message : `Gemini returned HTTP ${status}`;
+  const keep: Record<string, string> = {};
+  const retryAfter = headers["retry-after"] ?? retryDelaySeconds(error.details);
+  if (retryAfter !== undefined) keep["retry-after"] = retryAfter;
+  return new GatewayError(status, errorTypeForStatus(status), message, {
+    headers: keep,
+    ...(typeof error.status === "string" && { code: error.status }),
+  });
+}
+
+/** The HTTP status a streamed error object stands for: its `code` when that is one, else 502. */
+export function statusOfGoogleError(error: JsonObject): number {
+  return typeof error.code === "number" && Number.isInteger(error.code) && error.code >= 400 && error.code <= 599 ? error.code : 502;
+}
+
+function retryDelaySeconds(details: unknown): string | undefined {
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    if (!isObject(detail) || detail["@type"] !== RETRY_INFO || typeof detail.retryDelay !== "string") continue;
+    const seconds = DURATION.exec(detail.retryDelay)?.[1];
+    if (seconds !== undefined) return String(Math.ceil(Number(seconds)));
+  }
+  return undefined;
+}

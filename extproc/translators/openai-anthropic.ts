@@ -1,0 +1,8 @@
+/** OpenAI-speaking client → Anthropic Messages backend. */
+import type { ChatRequest } from "../canonical/types.ts";
+import { anthropicBackend } from "./backends/anthropic.ts";
+import { openaiClient } from "./clients/openai.ts";
+import type { BackendContext } from "./codec.ts";
+import { composeChat, type CallPlan } from "./compose.ts";
+
+export const planOpenAIToAnthropic = (req: ChatRequest, ctx: BackendContext): CallPlan => composeChat(openaiClient, anthropicBackend, req, ctx);
