@@ -139,7 +139,8 @@ export class FrontDoorHandler {
       const step = processor.responseBody(raw, true);
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
-      send(res, status, { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
+      // The processor may restate the status (a provider's 529 is a 503 to OpenAI clients).
+      send(res, Number(responseHeaders[":status"] ?? status), { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
     } catch (err) {
       const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
       processor.abort(reason instanceof Error ? reason.message : String(reason));

@@ -59,6 +59,7 @@ export interface GeminiRecordedRequest {
   stream?: StreamOutcome;
 }
 
+/** Construction options; all optional. */
 export interface GeminiUpstreamOptions {
   /** When set, requests must present this key. */
   apiKey?: string;
@@ -67,19 +68,24 @@ export interface GeminiUpstreamOptions {
   pacing?: Partial<StreamPacing>;
 }
 
+/** A running emulator. */
 export interface GeminiUpstream {
   /** `http://127.0.0.1:<port>`: `@google/genai`'s `httpOptions.baseUrl`. */
   readonly url: string;
   /** `url` + `/v1beta`: a Gearbox provider's `base_url`. */
   readonly baseURL: string;
   readonly port: number;
+  /** Every request received, in order. */
   readonly requests: GeminiRecordedRequest[];
+  /** Streams whose client disconnected before the end. */
   readonly aborted: number;
+  /** Queued responses not yet consumed. */
   readonly pending: number;
   /** Queues responses; throws at once for a fixture with no `.json`, `.chunks.txt` or `.txt`. */
   queue(...responses: GeminiQueuedResponse[]): void;
   /** Resolves once `aborted` reaches `count` (default 1); rejects after `timeoutMs` (default 2000). */
   waitForAborted(count?: number, timeoutMs?: number): Promise<void>;
+  /** Drops open connections and stops listening. */
   close(): Promise<void>;
 }
 

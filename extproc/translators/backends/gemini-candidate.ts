@@ -63,7 +63,9 @@ const BLOCK_REASONS: Readonly<Record<string, string>> = {
   JAILBREAK: "it looks like a jailbreak attempt",
 };
 
+/** The value if it is a string. */
 export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+/** The value if it is a finite number. */
 export const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 /** Reads one candidate; `position` is its place in the array, used when it has no `index`. */

@@ -5,8 +5,14 @@
  * (Gemini has one); `user` → role `user`, `assistant` → role `model`; tool results become
  * `functionResponse` parts in a `user` turn; consecutive turns of one role are merged into one
  * (parallel tool results then share a turn, as Gemini wants). Empty text parts are left out
- * (Gemini rejects them). Not mapped, as Gemini has no equivalent: `name`, image `detail`,
- * `logit_bias`, `user`, `metadata`, `parallel_tool_calls`, and the client schema's `extra`.
+ * (Gemini rejects them). Images and audio by value → `inlineData`; images by URL → `fileData`
+ * with the MIME type of the URL's extension (`image/jpeg` when it has none, as Files API URIs
+ * do; Gemini itself decides which URLs it can fetch); files → `inlineData` from their data URL
+ * or file name (OpenAI file ids mean nothing to Gemini: 400). Not mapped, as Gemini has no
+ * equivalent: `name`, image `detail`, `logit_bias`, `user`, `metadata`, `parallel_tool_calls`,
+ * and the client schema's `extra`. Tool results are matched to their call by id, but Gemini
+ * matches them by function name: the name comes from the latest earlier assistant call with
+ * that id (a result for no known call is a 400).
  *
  * Thought signatures: Gemini 3 rejects a history whose function calls lack the
  * `thoughtSignature` it returned, and the canonical model (like OpenAI's schema) has nowhere to
@@ -32,11 +38,13 @@ export interface GeminiPart {
   thoughtSignature?: string;
 }
 
+/** One turn of the conversation. */
 export interface GeminiContent {
   role: "user" | "model";
   parts: GeminiPart[];
 }
 
+/** `toolConfig.functionCallingConfig`: AUTO (model decides), ANY (must call; optionally only the named ones), NONE. */
 export interface GeminiFunctionCallingConfig {
   mode: "AUTO" | "ANY" | "NONE";
   allowedFunctionNames?: string[];

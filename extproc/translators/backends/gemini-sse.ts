@@ -13,6 +13,7 @@ export type GeminiBlock = { kind: "data"; data: string } | { kind: "raw"; text: 
 
 const EMPTY = Buffer.alloc(0);
 
+/** Per-stream framer: bytes in, `data` payloads and field-less blocks out. */
 export class GeminiSseFramer {
   private readonly parser = new SseParser();
   /** A copy of the bytes the parser holds back (the start of an unfinished block). */

@@ -134,6 +134,17 @@ test("the nested streamed-arguments call assembles to the whole recipe", () => {
   assert.equal(args.recipe.steps[4], "In a 9x13 baking dish, spread a thin layer of meat sauce.");
 });
 
+test("a code-execution stream: code and its output as fenced blocks between the text deltas; tool-use prompt tokens are input", () => {
+  const bytes = geminiStreamBytes(`${G}streaming-success-code-execution`);
+  const chunks = decode(bytes);
+  const text = content(chunks);
+  assert.ok(text.startsWith("To find the sum of the first 5 prime numbers"));
+  assert.match(text, /sum using a Python tool:\n\n\n```python\nprime_numbers = \[2, 3, 5, 7, 11\]\n[^`]*```\n\n```\nThe sum of the first 5 prime numbers is: 28\n```\nThe sum of the/);
+  assert.ok(text.endsWith(recorded(bytes).slice(-30)));
+  assert.deepEqual(finishes(chunks), ["stop"]);
+  assert.deepEqual(chunks.at(-1)?.usage, { inputTokens: 264, outputTokens: 221, totalTokens: 485, reasoningTokens: 95 });
+});
+
 test("every split point of small streams gives the same chunks as one push", () => {
   for (const name of [`${V}streaming-success-empty-text-part`, `${G}streaming-success-basic-reply-short`, `${VA}google-tool-call`, `${G}streaming-failure-prompt-blocked-safety`]) {
     const bytes = geminiStreamBytes(name);
