@@ -18,7 +18,7 @@ export function describe(mode: ServeMode, config: GatewayConfig, ports: { extPro
   const lines = [
     `gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`,
     `  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`,
-    `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings; GET /v1/models, /healthz)`,
+    `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`,
     `  state           in-memory${process.env.REDIS_URL ? " (REDIS_URL is set, but no store uses Redis in this version)" : ""}`,
   ];
   for (const p of config.providers) {

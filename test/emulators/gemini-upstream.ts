@@ -102,7 +102,11 @@ function googleError(code: number, status: string, message: string, details?: un
 }
 
 const missingKey = (): GoogleError =>
-  googleError(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+  googleError(
+    403,
+    "PERMISSION_DENIED",
+    "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+  );
 const invalidKey = (): GoogleError =>
   googleError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", [
     { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com", metadata: { service: "generativelanguage.googleapis.com" } },
@@ -173,7 +177,9 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 function contentText(content: unknown): string | GoogleError {
   const parts = isRecord(content) && Array.isArray(content.parts) ? content.parts : undefined;
   const texts = parts?.map((p) => (isRecord(p) && typeof p.text === "string" ? p.text : undefined));
-  if (texts === undefined || texts.length === 0 || texts.some((t) => t === undefined)) return invalidArgument("* EmbedContentRequest.content: contents.parts must not be empty and must hold text.");
+  if (texts === undefined || texts.length === 0 || texts.some((t) => t === undefined)) {
+    return invalidArgument("* EmbedContentRequest.content: contents.parts must not be empty and must hold text.");
+  }
   return texts.join("");
 }
 

@@ -40,9 +40,14 @@ export function googleStatusError(status: number, error: JsonObject, headers: He
   });
 }
 
-/** The HTTP status a streamed error object stands for: its `code` when that is one, else 502. */
+/**
+ * The status an error object inside a 200 body or stream stands for: its `code` when that is an
+ * HTTP error status, else 502. `499 CANCELLED` is 502 too: Gearbox did not cancel, the upstream
+ * gave up, and the client must not read it as its own fault.
+ */
 export function statusOfGoogleError(error: JsonObject): number {
-  return typeof error.code === "number" && Number.isInteger(error.code) && error.code >= 400 && error.code <= 599 ? error.code : 502;
+  const code = error.code;
+  return typeof code === "number" && Number.isInteger(code) && code >= 400 && code <= 599 && code !== 499 ? code : 502;
 }
 
 function retryDelaySeconds(details: unknown): string | undefined {

@@ -98,7 +98,11 @@ export function toGeminiRequest(req: ChatRequest, model: string): GeminiRequestB
   const body: GeminiRequestBody = { contents };
   if (system.length > 0) body.systemInstruction = { parts: system };
   if (req.tools && req.tools.length > 0) {
-    const functionDeclarations = req.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), ...toGeminiParameters(t.parameters) }));
+    const functionDeclarations = req.tools.map((t) => ({
+      name: t.name,
+      ...(t.description !== undefined && { description: t.description }),
+      ...toGeminiParameters(t.parameters),
+    }));
     body.tools = [{ functionDeclarations }];
   }
   if (req.toolChoice) body.toolConfig = { functionCallingConfig: functionCallingConfig(req.toolChoice) };

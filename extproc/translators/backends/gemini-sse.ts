@@ -27,7 +27,9 @@ export class GeminiSseFramer {
     let framed = 0;
     for (const event of events) framed += event.raw.length;
     const completed = before.length + chunk.length - held;
-    this.tail = held === 0 ? EMPTY : held <= chunk.length ? chunk.subarray(chunk.length - held) : Buffer.concat([before.subarray(before.length - (held - chunk.length)), chunk]);
+    if (held === 0) this.tail = EMPTY;
+    else if (held <= chunk.length) this.tail = chunk.subarray(chunk.length - held);
+    else this.tail = Buffer.concat([before.subarray(before.length - (held - chunk.length)), chunk]);
     if (framed === completed) return events.map((e) => ({ kind: "data", data: e.data }));
     // Some block carried no SSE field: find it between the events, in the bytes just completed.
     const window = Buffer.concat([before, chunk]).subarray(0, completed);

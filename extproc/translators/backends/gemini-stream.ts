@@ -10,7 +10,8 @@
  * Gemini sends no `[DONE]`: a stream is complete when every candidate has finished (or the
  * prompt was blocked). `end()` throws a 502 when it has not, when the stream ended in the middle
  * of an event, or held no event. Invalid JSON, a body that is not a response, and an `error`
- * object (as a `data:` event or a bare JSON block) throw too, the latter with its own status.
+ * object (as a `data:` event or a bare JSON block) throw too, the latter with its own status
+ * (see `statusOfGoogleError`) and Google's status name as `code`.
  */
 import type { ChatChunk, ChunkChoice, FinishReason, Usage } from "../../canonical/types.ts";
 import { GatewayError } from "../../errors.ts";
