@@ -118,8 +118,8 @@ test("streamed responses: mode switched to STREAMED, content-length dropped, for
   assert.ok(headers.kind === "continue" && headers.streamResponseBody);
   assert.deepEqual(mutation(headers)?.removeHeaders, ["content-length"]);
   assert.equal(mutation(headers)?.setHeaders?.["x-gearbox-route"], "cloud");
-  const first = mutation(p.responseBody(Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}\n\ndata: {"choi'), false));
-  assert.equal(first?.body?.toString(), 'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}\n\n');
+  const first = mutation(p.responseBody(Buffer.from('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\ndata: {"choi'), false));
+  assert.equal(first?.body?.toString(), 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\n');
   const last = mutation(p.responseBody(Buffer.from('ces":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}\n\ndata: [DONE]\n\n'), true));
   assert.equal(last?.body?.toString(), "data: [DONE]\n\n");
 });
@@ -134,4 +134,19 @@ test("a non-OpenAI-shaped upstream error body is replaced by an OpenAI error wit
   assert.equal(error?.message, "upstream overloaded");
   assert.equal(error?.type, "upstream_error");
   assert.equal(m?.setHeaders?.["content-length"], String(m?.body?.length));
+});
+
+test("OpenAI-compatible stream quirks are mended: missing role, tool calls without index or type", () => {
+  const p = processor();
+  p.requestHeaders(chatHeaders(), false);
+  p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true }));
+  p.responseHeaders({ ":status": "200", "content-type": "text/event-stream" }, false);
+  const chunk = { choices: [{ index: 0, delta: { tool_calls: [{ id: "call_a", function: { name: "f", arguments: "{" } }] } }] };
+  const next = { choices: [{ index: 0, delta: { tool_calls: [{ function: { arguments: "}" } }] } }] };
+  const out = mutation(p.responseBody(Buffer.from(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(next)}\n\ndata: [DONE]\n\n`), true));
+  const events = (out?.body?.toString() ?? "").split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)) as typeof chunk & { choices: { delta: { role?: string; tool_calls: { index?: number; type?: string }[] } }[] });
+  assert.equal(events[0]?.choices[0]?.delta.role, "assistant");
+  assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.index, 0);
+  assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.type, "function");
+  assert.equal(events[1]?.choices[0]?.delta.tool_calls[0]?.index, 0, "a delta without index continues the latest call");
 });

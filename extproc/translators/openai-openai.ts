@@ -107,6 +107,7 @@ class OpenAIStream implements StreamTranslator {
   private usage: Usage | undefined;
   private done = false;
   private failed = false;
+  private readonly normalizer = new ChunkNormalizer();
 
   constructor(private readonly hideUsageChunk: boolean) {}
 
@@ -134,7 +135,7 @@ class OpenAIStream implements StreamTranslator {
         if (usage) this.usage = usage;
         if (this.hideUsageChunk && usage && Array.isArray(json.choices) && json.choices.length === 0) continue;
       }
-      kept.push(event.raw);
+      kept.push(this.normalizer.normalize(json) ? sseData(JSON.stringify(json)) : event.raw);
     }
     if (last && !this.done) return this.fail(kept, "The upstream stream ended before it was complete.", "upstream_stream_truncated");
     const out: TranslatedChunk = { body: kept.length === 1 ? (kept[0] ?? Buffer.alloc(0)) : Buffer.concat(kept) };
@@ -149,6 +150,68 @@ class OpenAIStream implements StreamTranslator {
     const out: TranslatedChunk = { body: Buffer.concat(kept) };
     if (this.usage) out.usage = this.usage;
     return out;
+  }
+}
+
+/**
+ * Mends what some OpenAI-compatible providers get wrong in stream chunks, so OpenAI SDKs can
+ * rebuild the completion: a first delta without `role`, tool-call deltas without `index`
+ * (Mistral), tool-call indexes that do not start at 0 or skip (some proxies). Chunks that need
+ * nothing are forwarded byte for byte.
+ */
+class ChunkNormalizer {
+  private readonly roleSent = new Set<number>();
+  private readonly toolIndexes = new Map<number, Map<string, number>>();
+  private readonly latest = new Map<number, string>();
+
+  /** Fixes `chunk` in place; true when it changed. */
+  normalize(chunk: JsonObject): boolean {
+    if (!Array.isArray(chunk.choices)) return false;
+    let changed = false;
+    for (const [position, choice] of chunk.choices.entries()) {
+      if (!isObject(choice) || !isObject(choice.delta)) continue;
+      const index = typeof choice.index === "number" ? choice.index : position;
+      if (!this.roleSent.has(index)) {
+        this.roleSent.add(index);
+        if (choice.delta.role === undefined) {
+          choice.delta.role = "assistant";
+          changed = true;
+        }
+      }
+      if (Array.isArray(choice.delta.tool_calls)) changed = this.toolCalls(index, choice.delta.tool_calls) || changed;
+    }
+    return changed;
+  }
+
+  /**
+   * Dense tool-call indexes per choice, in order of first appearance. A delta without an index
+   * starts a new call when it carries an id, else continues the latest call. A call's first
+   * delta gets `type: "function"` when the provider left it out.
+   */
+  private toolCalls(choice: number, calls: unknown[]): boolean {
+    let dense = this.toolIndexes.get(choice);
+    if (!dense) this.toolIndexes.set(choice, (dense = new Map<string, number>()));
+    let changed = false;
+    for (const call of calls) {
+      if (!isObject(call)) continue;
+      const hasId = typeof call.id === "string" && call.id !== "";
+      const key = typeof call.index === "number" ? `index:${call.index}` : hasId ? `id:${String(call.id)}` : this.latest.get(choice);
+      let target = key === undefined ? undefined : dense.get(key);
+      if (target === undefined) {
+        target = dense.size;
+        dense.set(key ?? `position:${target}`, target);
+      }
+      this.latest.set(choice, key ?? `position:${target}`);
+      if (call.index !== target) {
+        call.index = target;
+        changed = true;
+      }
+      if (hasId && call.type === undefined) {
+        call.type = "function";
+        changed = true;
+      }
+    }
+    return changed;
   }
 }
 
