@@ -4,27 +4,18 @@
  * `POST /models/{m}:batchEmbedContents` `{requests: [{model: "models/{m}", content,
  * outputDimensionality?}]}` → `{embeddings: [{values}]}`. Gemini embeds text only: token-array
  * inputs are a 400. Gemini reports no token usage for embeddings, so the response has none
- * unless a `usageMetadata.promptTokenCount` is present. Gemini always answers with floats; a
- * client that asked for `encoding_format: "base64"` (the OpenAI SDK's default) gets each vector
- * as little-endian float32 bytes in base64, as OpenAI sends them.
+ * unless a `usageMetadata.promptTokenCount` is present. Gemini always answers with floats, and
+ * so does this backend: base64 for a client that asked for `encoding_format: "base64"` is
+ * `composeEmbeddings`'s job.
  */
 import type { EmbeddingsRequest, EmbeddingsResponse } from "../../canonical/types.ts";
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { fail, ok, type Result } from "../../result.ts";
 import { isObject, type JsonObject } from "../../schemas/fields.ts";
-import type { BackendContext, EmbeddingsBackend } from "../codec.ts";
+import type { EmbeddingsBackend } from "../codec.ts";
 import { num } from "./gemini-candidate.ts";
 import { geminiError } from "./gemini-error.ts";
 import { GEMINI_HEADERS, geminiModelId, geminiModelPath } from "./gemini-model.ts";
-
-type EncodingFormat = NonNullable<EmbeddingsRequest["encodingFormat"]>;
-
-/**
- * The encoding each call asked for, keyed by the call's `BackendContext`: `response` is not
- * given the request, so it must get the context object `request` got (as `composeEmbeddings`
- * does). A context `request` never saw gets floats.
- */
-const requestedFormat = new WeakMap<BackendContext, EncodingFormat>();
 
 const isVector = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x));
 
@@ -48,15 +39,8 @@ export function toGeminiEmbeddingsRequest(req: EmbeddingsRequest, model: string)
   return { path: geminiModelPath(model, "batchEmbedContents"), body: { requests: input.map((text) => ({ model: resource, content: content(text), ...dimensions })) } };
 }
 
-/** Little-endian float32 bytes in base64 (OpenAI's `encoding_format: "base64"`). */
-export function float32Base64(vector: readonly number[]): string {
-  const bytes = Buffer.alloc(vector.length * 4);
-  vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
-  return bytes.toString("base64");
-}
-
-/** An `embedContent` or `batchEmbedContents` body, parsed → canonical, vectors encoded as asked. */
-export function parseGeminiEmbeddings(json: unknown, model: string, format: EncodingFormat): Result<EmbeddingsResponse, GatewayError> {
+/** An `embedContent` or `batchEmbedContents` body, parsed → canonical, vectors as float arrays. */
+export function parseGeminiEmbeddings(json: unknown, model: string): Result<EmbeddingsResponse, GatewayError> {
   if (!isObject(json)) return fail(malformed("not a JSON object"));
   const raw = isObject(json.embedding) ? [json.embedding] : Array.isArray(json.embeddings) ? json.embeddings : undefined;
   if (raw === undefined) return fail(malformed("neither 'embedding' nor 'embeddings'"));
@@ -67,7 +51,7 @@ export function parseGeminiEmbeddings(json: unknown, model: string, format: Enco
   }
   const response: EmbeddingsResponse = {
     model: geminiModelId(model),
-    data: vectors.map((vector, index) => ({ index, embedding: format === "base64" ? float32Base64(vector) : vector })),
+    data: vectors.map((vector, index) => ({ index, embedding: vector })),
   };
   const tokens = isObject(json.usageMetadata) ? num(json.usageMetadata.promptTokenCount) : undefined;
   if (tokens !== undefined) response.usage = { inputTokens: tokens, outputTokens: 0, totalTokens: tokens };
@@ -78,7 +62,6 @@ export function parseGeminiEmbeddings(json: unknown, model: string, format: Enco
 export const geminiEmbeddingsBackend: EmbeddingsBackend = {
   request(req, ctx) {
     const { path, body } = toGeminiEmbeddingsRequest(req, ctx.upstreamModel);
-    requestedFormat.set(ctx, req.encodingFormat ?? "float");
     return { path, headers: { ...GEMINI_HEADERS }, body: Buffer.from(JSON.stringify(body)) };
   },
   response(body, _headers, ctx) {
@@ -88,7 +71,7 @@ export const geminiEmbeddingsBackend: EmbeddingsBackend = {
     } catch (err) {
       return fail(malformed("not JSON", err));
     }
-    return parseGeminiEmbeddings(json, ctx.upstreamModel, requestedFormat.get(ctx) ?? "float");
+    return parseGeminiEmbeddings(json, ctx.upstreamModel);
   },
   error: geminiError,
 };

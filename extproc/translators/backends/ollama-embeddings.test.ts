@@ -5,7 +5,6 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from "../../canonical/type
 import { GatewayError } from "../../errors.ts";
 import { loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import type { BackendContext } from "../codec.ts";
-import { float32Base64 } from "./ollama-embeddings.ts";
 import { ollamaEmbeddingsBackend } from "./ollama.ts";
 
 const ctx = (): BackendContext => ({ upstreamModel: "all-minilm", forceStreamUsage: false });
@@ -64,29 +63,12 @@ test("response: the docs' multiple-input example → indexed vectors; no prompt_
   assert.deepEqual(res.usage, { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
 });
 
-test("response: base64 asked → little-endian float32 bytes, decoding to the float32 of each value", () => {
+test("response: a request asking for base64 still gets float vectors from the backend (base64 is the composer's job)", () => {
   const res = decode("ollama/embed-multiple", "base64");
-  docVectors("ollama/embed-multiple").forEach((vector, i) => {
-    const encoded = res.data[i]?.embedding;
-    assert.equal(typeof encoded, "string");
-    const bytes = Buffer.from(encoded as string, "base64");
-    assert.equal(bytes.length, vector.length * 4);
-    const floats = Array.from({ length: vector.length }, (_, k) => bytes.readFloatLE(k * 4));
-    assert.deepEqual(floats, vector.map(Math.fround));
-  });
-  assert.equal(float32Base64([1, -2]), Buffer.from([0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]).toString("base64"));
-});
-
-test("response: the format follows the context the request was made with", () => {
-  const [a, b] = [ctx(), ctx()];
-  ollamaEmbeddingsBackend.request(request({ encodingFormat: "base64" }), a);
-  ollamaEmbeddingsBackend.request(request({ encodingFormat: "float" }), b);
-  const body = readFixtureBytes("ollama/embed", "json");
-  const [ra, rb, rc] = [a, b, ctx()].map((c) => ollamaEmbeddingsBackend.response(body, {}, c));
-  assert.ok(ra?.ok && rb?.ok && rc?.ok);
-  assert.equal(typeof ra.value.data[0]?.embedding, "string");
-  assert.ok(Array.isArray(rb.value.data[0]?.embedding));
-  assert.ok(Array.isArray(rc.value.data[0]?.embedding), "a context never seen by request() gets floats");
+  assert.deepEqual(res.data, docVectors("ollama/embed-multiple").map((embedding, index) => ({ index, embedding })));
+  const unseen = ollamaEmbeddingsBackend.response(readFixtureBytes("ollama/embed", "json"), {}, ctx());
+  assert.ok(unseen.ok);
+  assert.deepEqual(unseen.value.data, [{ index: 0, embedding: docVectors("ollama/embed")[0] }], "a context never seen by request() gets the same floats");
 });
 
 test("response: malformed bodies are 502s", () => {
