@@ -6,6 +6,8 @@ const USAGE = `usage: gearbox <command>
 commands:
   serve       all-in-one: ext_proc gRPC (${"50051"}) + OpenAI-compatible front door (8080), embedded defaults
   extproc     the ext_proc service alone (gRPC + front door), for a Deployment behind Envoy/Istio
+  edge-agent  node-local inference (llama.cpp, Ollama, ONNX) with logprobs and confidence on 8088;
+              'gearbox edge-agent --help' for its options
   help        this text
 
 environment:
@@ -14,7 +16,7 @@ environment:
   OPENAI_API_KEY        key for the default 'openai' provider; OPENAI_BASE_URL its base URL
 `;
 
-const PLANNED = new Set(["xds", "edge-agent", "keys", "tenants", "report", "replay"]);
+const PLANNED = new Set(["xds", "keys", "tenants", "report", "replay"]);
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? "help";
@@ -22,6 +24,8 @@ async function main(argv: string[]): Promise<number> {
     case "serve":
     case "extproc":
       return runServer(command);
+    case "edge-agent":
+      return runEdge(argv.slice(1));
     case "help":
     case "--help":
     case "-h":
@@ -33,6 +37,34 @@ async function main(argv: string[]): Promise<number> {
       );
       return 2;
   }
+}
+
+async function runEdge(args: string[]): Promise<number> {
+  const { EDGE_AGENT_USAGE, runEdgeAgent } = await import("../edge-agent/main.ts");
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(EDGE_AGENT_USAGE);
+    return 0;
+  }
+  let agent;
+  try {
+    agent = await runEdgeAgent(args);
+  } catch (err) {
+    process.stderr.write(`gearbox edge-agent: ${err instanceof Error ? err.message : String(err)}\n\n${EDGE_AGENT_USAGE}`);
+    return 1;
+  }
+  const stop = (signal: string) => {
+    console.log(`gearbox edge-agent: ${signal} received, stopping`);
+    agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error("gearbox edge-agent: stop failed", err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+  return new Promise<number>(() => undefined);
 }
 
 async function runServer(mode: ServeMode): Promise<number> {

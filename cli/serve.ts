@@ -25,7 +25,7 @@ export function describe(mode: ServeMode, config: GatewayConfig, ports: { extPro
     const key = p.auth === "none" ? "no credentials needed" : p.apiKey === undefined ? `NO KEY (${p.keySource}): requests go without credentials` : `key from ${p.keySource}`;
     lines.push(`  provider        ${p.name} (${p.kind}) ${p.baseUrl.href}${p.isDefault ? " [default]" : ""}: ${key}`);
   }
-  lines.push("  not running     edge agent, xDS control plane, admin API, metrics (not part of this version)");
+  lines.push("  not running     xDS control plane, admin API, metrics (not part of this version); edge agents run as `gearbox edge-agent`");
   return lines;
 }
 
