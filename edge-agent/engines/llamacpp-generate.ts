@@ -48,12 +48,24 @@ export const LOGPROB_FLOOR = -9999;
 
 const logprobOf = (p: number | undefined): number => (p !== undefined && p > 0 ? Math.max(Math.log(p), LOGPROB_FLOOR) : LOGPROB_FLOOR);
 
-/** Drops what the sequence holds beyond the prompt's cached prefix; returns the tokens to evaluate. */
-async function prepareSequence(sequence: LlamaContextSequence, prompt: readonly Token[], reuse: boolean): Promise<Token[]> {
-  // At least one prompt token is evaluated: its logits give the first answer token.
+/**
+ * Drops what the sequence holds beyond the prompt's cached prefix and evaluates the prompt up to
+ * its last batch, one batch at a time so an abort is seen between batches (llama.cpp cannot stop
+ * a batch midway). Returns the tokens left to evaluate: at least one, whose logits give the first
+ * answer token.
+ */
+async function prepareSequence(sequence: LlamaContextSequence, prompt: readonly Token[], reuse: boolean, signal: AbortSignal): Promise<Token[]> {
   const keep = reuse ? Math.min(sequence.compareContextTokens([...prompt]).firstDifferentIndex, prompt.length - 1) : 0;
   if (sequence.nextTokenIndex > keep) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
-  return prompt.slice(keep);
+  const batch = Math.max(1, sequence.context.batchSize);
+  let at = keep;
+  while (prompt.length - at > batch) {
+    signal.throwIfAborted();
+    await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(at, at + batch));
+    at += batch;
+  }
+  signal.throwIfAborted();
+  return prompt.slice(at);
 }
 
 function evaluate(sequence: LlamaContextSequence, tokens: Token[], full: boolean): AsyncGenerator<Step, void, void | Token | Token[]> {
@@ -77,7 +89,8 @@ function alternatives(step: Step, count: number, renderer: TokenRenderer): Token
  * Generates the answer to `prompt`. Yields `token` events, then one `done`. Throws the signal's
  * reason when it aborts (checked before each token), and whatever node-llama-cpp throws.
  * `completionTokens` counts every token generated except the one that ended the turn, including
- * tokens hidden because they formed a stop string.
+ * tokens hidden because they formed a stop string. A multi-byte character cut short by
+ * `maxTokens` adds no text (its bytes are still in `bytes`).
  */
 export async function* generate(input: GenerationInput): AsyncGenerator<ChatEvent, void, undefined> {
   const { sequence, prompt, params, renderer, stopTokens, model, signal } = input;
@@ -94,7 +107,7 @@ export async function* generate(input: GenerationInput): AsyncGenerator<ChatEven
   const stops = new StopStringBuffer<TokenEvent>(params.stop ?? []);
   const decoder = new TextDecoder("utf-8");
 
-  const evalTokens = await prepareSequence(sequence, prompt, input.reusePrefix);
+  const evalTokens = await prepareSequence(sequence, prompt, input.reusePrefix, signal);
   const steps = evaluate(sequence, evalTokens, sampling || params.topLogprobs > 0);
   let generated = 0;
   let finishReason: "stop" | "length" | undefined;

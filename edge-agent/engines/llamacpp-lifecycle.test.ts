@@ -4,7 +4,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { EngineError, type LoadedModel } from "./engine.ts";
+import { DisposedError } from "node-llama-cpp";
 import { createLlamaCppEngine, defaultThreads } from "./llamacpp.ts";
+import { toEngineError } from "./llamacpp-model.ts";
 import { params, run, tinyFixture, USER, within, type TinyFixture } from "./llamacpp-test-support.ts";
 
 let fx: TinyFixture;
@@ -140,4 +142,17 @@ test("close unloads every model and refuses new loads", async () => {
 
 test("default threads leave a core free, at least 1 and at most 8", () => {
   assert.deepEqual([1, 2, 3, 4, 8, 9, 10, 64].map(defaultThreads), [1, 1, 2, 3, 7, 8, 8, 8]);
+});
+
+test("errors: native failures are engine_crashed, disposal unavailable, aborts and EngineErrors kept", () => {
+  const native = new Error("GGML_ASSERT failed");
+  const crashed = toEngineError(native, "generating");
+  assert.ok(crashed instanceof EngineError && crashed.code === "engine_crashed");
+  assert.equal(crashed.cause, native);
+  assert.match(crashed.message, /generating failed: GGML_ASSERT failed/);
+  assert.equal((toEngineError(new DisposedError(), "embedding") as EngineError).code, "unavailable");
+  const abort = new DOMException("aborted", "AbortError");
+  assert.equal(toEngineError(abort, "generating"), abort);
+  const own = new EngineError("x", "unsupported");
+  assert.equal(toEngineError(own, "generating"), own);
 });

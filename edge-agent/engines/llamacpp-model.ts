@@ -22,7 +22,7 @@
 import { DisposedError, type LlamaContext, type LlamaContextSequence, type LlamaEmbeddingContext, type LlamaModel } from "node-llama-cpp";
 import { EngineError, type ChatEvent, type ChatParams, type ChatTurn, type LoadedModel, type ModelInfo, type ModelSpec } from "./engine.ts";
 import { generate } from "./llamacpp-generate.ts";
-import { Pool } from "./llamacpp-pool.ts";
+import { Pool, type Lease } from "./llamacpp-pool.ts";
 import { createPromptFormat, type PromptFormat } from "./llamacpp-prompt.ts";
 import { createTokenRenderer, type TokenRenderer } from "./llamacpp-vocab.ts";
 
@@ -52,6 +52,7 @@ export function toEngineError(err: unknown, doing: string): Error {
   return new EngineError(`llama.cpp: ${doing} failed: ${detail}`, "engine_crashed", { cause: err });
 }
 
+/** A loaded GGUF model: the `LoadedModel` the llama.cpp engine hands out. */
 export class LlamaCppModel implements LoadedModel {
   private readonly spec: ModelSpec;
   private readonly model: LlamaModel;
@@ -127,9 +128,10 @@ export class LlamaCppModel implements LoadedModel {
     if (prompt.length >= contextSize) {
       throw new EngineError(`${this.spec.id}: the prompt takes ${prompt.length} tokens; the context holds ${contextSize}`, "unsupported");
     }
-    const signal = AbortSignal.any([params.signal, this.unloading.signal]);
-    const lease = await pool.acquire(signal);
+    const { signal, dispose } = linkedSignal(params.signal, this.unloading.signal);
+    let lease: Lease<LlamaContextSequence> | undefined;
     try {
+      lease = await pool.acquire(signal);
       const stop = format.stopStrings.length === 0 ? params.stop : [...(params.stop ?? []), ...format.stopStrings];
       yield* generate({
         model: this.model,
@@ -145,16 +147,17 @@ export class LlamaCppModel implements LoadedModel {
       if (signal.aborted) throw signal.reason; // the client's own reason, or unavailable on unload
       throw toEngineError(err, "generating");
     } finally {
-      lease.release();
+      lease?.release();
+      dispose();
     }
   }
 
   async embed(texts: string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }> {
     this.ensureOpen();
     if (!canEmbed(this.model)) throw new EngineError(`${this.spec.id}: this model cannot embed`, "unsupported");
-    const combined = AbortSignal.any([signal, this.unloading.signal]);
+    const linked = linkedSignal(signal, this.unloading.signal);
     // One embedding batch at a time: the context has a single sequence.
-    const run = this.embeddingQueue.then(() => this.embedNow(texts, combined));
+    const run = this.embeddingQueue.then(() => this.embedNow(texts, linked.signal)).finally(linked.dispose);
     this.embeddingQueue = run.catch(() => undefined);
     return run;
   }
@@ -229,6 +232,28 @@ export class LlamaCppModel implements LoadedModel {
     if (this.prompt === undefined) throw new EngineError(`${this.spec.id}: this model cannot generate text`, "unsupported");
     return this.prompt;
   }
+}
+
+/**
+ * A signal that aborts (with the same reason) when either input does; `dispose` detaches it.
+ * Not `AbortSignal.any`: combined with the model's long-lived unload signal on every request, it
+ * leaks in Node 20–22 (nodejs/node#55351).
+ */
+function linkedSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onA = (): void => controller.abort(a.reason);
+  const onB = (): void => controller.abort(b.reason);
+  const dispose = (): void => {
+    a.removeEventListener("abort", onA);
+    b.removeEventListener("abort", onB);
+  };
+  if (a.aborted) onA();
+  else if (b.aborted) onB();
+  else {
+    a.addEventListener("abort", onA, { once: true });
+    b.addEventListener("abort", onB, { once: true });
+  }
+  return { signal: controller.signal, dispose };
 }
 
 function canEmbed(model: LlamaModel): boolean {

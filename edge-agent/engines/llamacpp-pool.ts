@@ -17,6 +17,7 @@ interface Waiter<T> {
   onAbort: () => void;
 }
 
+/** Lends each of a fixed set of values to one holder at a time. */
 export class Pool<T> {
   private readonly free: T[];
   private readonly waiters: Array<Waiter<T>> = [];

@@ -8,8 +8,9 @@
  *
  * Turn mapping: `system` → system, `user` → user, `assistant` → a model response, `tool` → user
  * (a `ChatTurn` carries no tool-call id or function name to build a function-call result from).
- * Adjacent turns of one kind are joined, as many templates require alternation; a trailing
- * `assistant` turn is therefore continued rather than followed by a new one (assistant prefill).
+ * Adjacent turns of one kind are joined (with a blank line), as many templates require
+ * alternation. A trailing `assistant` turn is continued rather than followed by a new one
+ * (assistant prefill): the answer starts where its text ends.
  * A BOS token is prepended when the vocabulary asks for one and the template did not write it.
  *
  * Where generation ends: the model's end-of-generation tokens (EOS, EOT, `<|im_end|>`…) and the
@@ -31,7 +32,7 @@ export interface PromptFormat {
   readonly stopStrings: readonly string[];
 }
 
-/** Maps chat turns to node-llama-cpp history, ending with an empty model response to fill. */
+/** Maps chat turns to node-llama-cpp history, ending with the model response to generate. */
 export function toChatHistory(messages: readonly ChatTurn[]): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = messages.map((turn): ChatHistoryItem => {
     switch (turn.role) {
@@ -48,7 +49,8 @@ export function toChatHistory(messages: readonly ChatTurn[]): ChatHistoryItem[] 
       }
     }
   });
-  history.push({ type: "model", response: [] });
+  // The last model response is the one generated: a trailing assistant turn is continued.
+  if (history.at(-1)?.type !== "model") history.push({ type: "model", response: [] });
   return history;
 }
 

@@ -16,6 +16,7 @@ export interface StopPush<T> {
   stopped: boolean;
 }
 
+/** Holds back and cuts token events (`T`) for one generation's stop strings. */
 export class StopStringBuffer<T> {
   private readonly stops: string[];
   private queue: Array<TextItem<T>> = [];

@@ -10,7 +10,9 @@ import { writeTinyGguf, type TinyGgufOptions } from "../model/tiny-gguf.ts";
 import type { ChatEvent, ChatParams, ChatTurn, Engine, LoadedModel } from "./engine.ts";
 import { createLlamaCppEngine, type LlamaCppEngineOptions, type LlamaCppModelSpec } from "./llamacpp.ts";
 
+/** A chat's `token` event. */
 export type TokenEvent = Extract<ChatEvent, { type: "token" }>;
+/** A chat's final `done` event. */
 export type DoneEvent = Extract<ChatEvent, { type: "done" }>;
 
 /** A temp dir with tiny GGUFs, a CPU backend and an engine over it. */
@@ -27,6 +29,7 @@ export interface TinyFixture {
   close(): Promise<void>;
 }
 
+/** Writes the tiny model, makes a CPU backend and an engine over it (the engine never owns it). */
 export async function tinyFixture(engineOptions: Omit<LlamaCppEngineOptions, "llama"> = {}): Promise<TinyFixture> {
   const dir = await mkdtemp(path.join(tmpdir(), "llamacpp-engine-"));
   const write = async (name: string, options?: TinyGgufOptions): Promise<string> => {
@@ -53,6 +56,7 @@ export async function tinyFixture(engineOptions: Omit<LlamaCppEngineOptions, "ll
   };
 }
 
+/** A one-turn conversation. */
 export const USER = (content: string): ChatTurn[] => [{ role: "user", content }];
 
 /** Chat parameters with greedy decoding, no alternatives and a signal that never aborts. */

@@ -86,6 +86,23 @@ test("countTokens counts the ChatML prompt the chat evaluates", async () => {
   assert.equal(longer, counted + 2 + Buffer.byteLength("system\nBe brief.\n", "utf8"));
 });
 
+test("turns render through the GGUF's ChatML template: tool results as user turns, assistant prefill", async () => {
+  const bytes = (s: string): number => Buffer.byteLength(s, "utf8");
+  // "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\na<|im_end|>\n<|im_start|>user\n42<|im_end|>\n<|im_start|>assistant\n"
+  const withTool = await model.countTokens([
+    { role: "user", content: "q" },
+    { role: "assistant", content: "a" },
+    { role: "tool", content: "42" },
+  ]);
+  assert.equal(withTool, 7 + bytes("user\nq\nassistant\na\nuser\n42\nassistant\n"));
+  // A trailing assistant turn is continued: "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nSure"
+  const prefill = await model.countTokens([
+    { role: "user", content: "q" },
+    { role: "assistant", content: "Sure" },
+  ]);
+  assert.equal(prefill, 3 + bytes("user\nq\nassistant\nSure"));
+});
+
 test("text is emitted only for whole UTF-8 characters; bytes always", async () => {
   const { tokens } = await run(model, params({ messages: USER("x"), maxTokens: 40 }));
   const bytes = tokens.flatMap((t) => t.bytes);
@@ -168,6 +185,12 @@ test("an abort stops generation within a token and frees the sequence", async ()
   // The model's single sequence is free again.
   const { tokens } = await within(run(model, params({ maxTokens: 2 })), 10_000, "chat after abort");
   assert.equal(tokens.length, 2);
+  // The client's own abort reason comes back as is.
+  const gone = new AbortController();
+  const reason = new Error("client went away");
+  await assert.rejects(async () => {
+    for await (const event of model.chat(params({ maxTokens: 900, signal: gone.signal }))) if (event.type === "token") gone.abort(reason);
+  }, (err: unknown) => err === reason);
   // Aborted before starting: nothing generated.
   await assert.rejects(run(model, params({ signal: AbortSignal.abort() })), (err: Error) => err.name === "AbortError");
 });
@@ -197,6 +220,17 @@ test("a model with several sequences runs chats in parallel with the same answer
   } finally {
     await parallel.unload();
   }
+});
+
+test("a prompt longer than one batch (512) is evaluated batch by batch", async () => {
+  const messages = USER("long ".repeat(180)); // 919 tokens
+  const p = params({ messages, maxTokens: 5 });
+  const first = await run(model, p);
+  assert.equal(first.done.promptTokens, 919);
+  assert.equal(first.tokens.length, 5);
+  const other = await run(model, params({ maxTokens: 1 })); // evicts the cached prefix
+  assert.equal(other.tokens.length, 1);
+  assert.deepEqual((await run(model, p)).text, first.text);
 });
 
 test("a prompt longer than the context is refused before generating", async () => {

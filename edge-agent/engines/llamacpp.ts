@@ -24,6 +24,7 @@ import { getLlama, readGgufFileInfo, resolveModelFile, type Llama, type LlamaGpu
 import { EngineError, type Engine, type LoadedModel, type ModelSpec } from "./engine.ts";
 import { LlamaCppModel } from "./llamacpp-model.ts";
 
+/** Options of `createLlamaCppEngine`; all optional. */
 export interface LlamaCppEngineOptions {
   /** GPU backend: `"auto"` (default) picks the best available; `false` is CPU only. */
   gpu?: "auto" | LlamaGpuType;
@@ -68,7 +69,10 @@ export function createLlamaCppEngine(options: LlamaCppEngineOptions = {}): Engin
   let closed = false;
 
   const backend = (): Promise<Llama> => {
-    llama ??= getLlama({ gpu: options.gpu ?? "auto", build: "never", progressLogs: false });
+    llama ??= getLlama({ gpu: options.gpu ?? "auto", build: "never", progressLogs: false }).catch((err: unknown) => {
+      llama = undefined; // the next load tries again
+      throw err;
+    });
     return llama;
   };
 
@@ -110,6 +114,11 @@ export function createLlamaCppEngine(options: LlamaCppEngineOptions = {}): Engin
         reusePrefix: options.reusePrefix ?? true,
         onUnload: () => loaded.delete(handle),
       });
+      if (closed) {
+        // `close` ran while this model was loading: it must not outlive the engine.
+        await handle.unload();
+        throw new EngineError("llama.cpp engine is closed", "unavailable");
+      }
       loaded.add(handle);
       return handle;
     } catch (err) {

@@ -23,6 +23,7 @@ export interface GgufTensor {
   data: Float32Array;
 }
 
+/** A whole file: metadata in write order, then tensors. */
 export interface GgufFile {
   metadata: ReadonlyArray<readonly [key: string, value: GgufValue]>;
   tensors: readonly GgufTensor[];

@@ -20,6 +20,7 @@ import { writeFile } from "node:fs/promises";
 import { mulberry32 } from "../engines/llamacpp-sampling.ts";
 import { encodeGguf, type GgufTensor, type GgufValue } from "./gguf-writer.ts";
 
+/** Knobs for tests; the defaults give the model described above. */
 export interface TinyGgufOptions {
   /** PRNG seed for the weights. Default 1. */
   seed?: number;

@@ -74,6 +74,27 @@ export const configSchema = z.strictObject({
     .prefault({}),
   providers: z.array(providerSchema).default([]),
   route: routeSchema.prefault({}),
+  /** Edge agents Gearbox may send low-gear requests to (static until the control plane feeds them). */
+  edge: z
+    .strictObject({
+      agents: z
+        .array(
+          z.strictObject({
+            /** `ip:port` (or `host:port`) of the agent's OpenAI-compatible API. */
+            address: z.string().regex(/^[^:/\s]+:\d{1,5}$/, "must be host:port"),
+            /** Models the agent serves. */
+            models: z.array(z.string().min(1)).min(1),
+            /** The Kubernetes node it runs on (agents on the caller's node are preferred). */
+            node: z.string().optional(),
+          }),
+        )
+        .default([]),
+      /** The edge model edge-routed requests use, unless the request names an edge model. */
+      default_model: z.string().min(1).optional(),
+      /** How long an edge answer may take before Gearbox upgrades to the cloud (front door). */
+      timeout_ms: z.number().int().positive().default(30_000),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */
