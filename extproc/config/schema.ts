@@ -91,6 +91,8 @@ export const configSchema = z.strictObject({
         .default([]),
       /** The edge model edge-routed requests use, unless the request names an edge model. */
       default_model: z.string().min(1).optional(),
+      /** The cloud model an upgrade uses when the request named an edge model. */
+      fallback_model: z.string().min(1).optional(),
       /** How long an edge answer may take before Gearbox upgrades to the cloud (front door). */
       timeout_ms: z.number().int().positive().default(30_000),
     })

@@ -23,8 +23,15 @@ export interface ExtProcServer {
   drain(graceMs?: number): Promise<void>;
 }
 
+/**
+ * How long Envoy should wait for an answer that needs a cloud call (a cascade upgrade), sent as
+ * `override_message_timeout` before the work starts. Envoy honours it up to the filter's
+ * `max_message_timeout` (120 s in `envoy/`).
+ */
+export const SLOW_PHASE_TIMEOUT_S = 60;
+
 /** Runs one processor phase for one message. */
-function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output): { phase: RequestPhase; outcome: Outcome } {
+function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
   switch (message.request) {
     case "request_headers":
       return { phase: "request_headers", outcome: processor.requestHeaders(headersFromEnvoy(message.request_headers?.headers), message.request_headers?.end_of_stream ?? false) };
@@ -53,21 +60,42 @@ function outcomeForFault(phase: RequestPhase, err: unknown, requestId: string): 
 
 function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
   const processor = new RequestProcessor(deps);
-  call.on("data", (message: ProcessingRequest__Output) => {
-    let response: ProcessingResponse;
+  // Answers must go back one per message and in order; a phase that awaits (a cloud upgrade)
+  // holds the messages behind it in this queue.
+  let pending: Promise<void> | undefined;
+  const answer = (message: ProcessingRequest__Output): void | Promise<void> => {
     let phase: RequestPhase = "request_headers";
+    const reply = (response: ProcessingResponse) => {
+      // Observability mode is send-and-go: Envoy ignores responses, so none are sent.
+      if (!message.observability_mode) call.write(response);
+    };
+    const fault = (err: unknown) => {
+      deps.logger.error({ err, request_id: processor.id, phase }, "ext_proc phase failed");
+      reply(toProcessingResponse(phase, outcomeForFault(phase, err, processor.id)));
+    };
     try {
       const result = runPhase(processor, message);
       phase = result.phase;
-      response = toProcessingResponse(phase, result.outcome);
+      const outcome = result.outcome;
+      if (!(outcome instanceof Promise)) return reply(toProcessingResponse(phase, outcome));
+      reply({ override_message_timeout: { seconds: String(SLOW_PHASE_TIMEOUT_S) } });
+      return outcome.then((o) => reply(toProcessingResponse(phase, o)), fault);
     } catch (err) {
-      deps.logger.error({ err, request_id: processor.id, phase }, "ext_proc phase failed");
-      response = toProcessingResponse(phase, outcomeForFault(phase, err, processor.id));
+      fault(err);
     }
-    // Observability mode is send-and-go: Envoy ignores responses, so none are sent.
-    if (!message.observability_mode) call.write(response);
+  };
+  call.on("data", (message: ProcessingRequest__Output) => {
+    if (pending) {
+      pending = pending.then(() => answer(message));
+      return;
+    }
+    const result = answer(message);
+    if (result) pending = result.finally(() => (pending = undefined));
   });
-  call.on("end", () => call.end());
+  call.on("end", () => {
+    if (pending) void pending.then(() => call.end());
+    else call.end();
+  });
   call.on("error", (err) => {
     processor.abort(`ext_proc stream error: ${err.message}`);
   });

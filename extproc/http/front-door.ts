@@ -107,9 +107,9 @@ export class FrontDoorHandler {
   }
 
   private async callUpstream(req: http.IncomingMessage, res: http.ServerResponse, processor: RequestProcessor, headers: Headers, body: Buffer): Promise<void> {
-    const provider = this.deps.config.providers.find((p) => p.name === headers["x-gearbox-upstream"]);
-    if (!provider) throw new Error(`processor chose unknown upstream '${headers["x-gearbox-upstream"] ?? ""}'`);
-    const url = new URL(headers[":path"] ?? "/", provider.baseUrl.origin);
+    const target = this.upstreamTarget(headers);
+    const provider = target.provider;
+    const url = new URL(headers[":path"] ?? "/", target.origin);
     const abort = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) abort.abort(new Error("client disconnected"));
@@ -127,22 +127,29 @@ export class FrontDoorHandler {
         res.writeHead(status, forwardable(responseHeaders));
         res.flushHeaders();
         for await (const chunk of upstream as AsyncIterable<Buffer>) {
-          const step = processor.responseBody(chunk, false);
+          const step = await processor.responseBody(chunk, false);
           const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
           if (out.length > 0) res.write(out);
         }
-        const last = processor.responseBody(Buffer.alloc(0), true);
+        const last = await processor.responseBody(Buffer.alloc(0), true);
         res.end(last.kind === "continue" ? last.mutation?.body : undefined);
         return;
       }
       const raw = await readAll(upstream);
-      const step = processor.responseBody(raw, true);
+      const step = await processor.responseBody(raw, true);
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
       // The processor may restate the status (a provider's 529 is a 503 to OpenAI clients).
       send(res, Number(responseHeaders[":status"] ?? status), { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
     } catch (err) {
       const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
+      const clientGone = abort.signal.aborted && !(reason instanceof GatewayError);
+      if (headers["x-gearbox-upstream"] === "edge" && !clientGone && !res.headersSent) {
+        // As Envoy does, an unreachable edge agent becomes a local 503 that the processor sees
+        // like any answer: the cascade upgrades it to the cloud.
+        await this.answerLocally(res, processor, 503, "upstream connect error or disconnect/reset before headers");
+        return;
+      }
       processor.abort(reason instanceof Error ? reason.message : String(reason));
       if (res.destroyed || (abort.signal.aborted && !(reason instanceof GatewayError))) return;
       sendError(res, reason instanceof GatewayError ? reason : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err }), processor.id);
@@ -150,6 +157,28 @@ export class FrontDoorHandler {
       clearTimeout(timer);
       res.off("close", onClose);
     }
+  }
+
+  /** Runs the response phases on a reply Gearbox made up itself (Envoy's local reply). */
+  private async answerLocally(res: http.ServerResponse, processor: RequestProcessor, status: number, text: string): Promise<void> {
+    const responseHeaders: Headers = { ":status": String(status), "content-type": "text/plain" };
+    processor.responseHeaders(responseHeaders, false);
+    const step = await processor.responseBody(Buffer.from(text), true);
+    const body = step.kind === "continue" ? (step.mutation?.body ?? Buffer.from(text)) : step.response.body;
+    if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
+    send(res, Number(responseHeaders[":status"] ?? status), { ...forwardable(responseHeaders), "content-length": String(body.length) }, body);
+  }
+
+  /** Where Envoy would send the request: the provider cluster, or the edge agent (ORIGINAL_DST). */
+  private upstreamTarget(headers: Headers): { origin: string; provider: { name: string; timeoutMs: number } } {
+    const upstream = headers["x-gearbox-upstream"] ?? "";
+    if (upstream === "edge") {
+      const endpoint = headers["x-gearbox-edge-endpoint"] ?? "";
+      return { origin: `http://${endpoint}`, provider: { name: `edge ${endpoint}`, timeoutMs: this.deps.config.edge.timeout_ms } };
+    }
+    const provider = this.deps.config.providers.find((p) => p.name === upstream);
+    if (!provider) throw new Error(`processor chose unknown upstream '${upstream}'`);
+    return { origin: provider.baseUrl.origin, provider };
   }
 
   private models(): unknown {

@@ -5,6 +5,12 @@ import { silentLogger } from "../telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor } from "./processor.ts";
 
+/** Phases without a cloud upgrade answer synchronously. */
+function sync(outcome: Outcome | Promise<Outcome>): Outcome {
+  assert.ok(!(outcome instanceof Promise), "expected a synchronous outcome");
+  return outcome;
+}
+
 const KEYS = { OPENAI_API_KEY: "sk-openai-secret-0000abcd", DEEPSEEK_API_KEY: "sk-ds-secret", AZ_KEY: "az-secret-key" };
 
 function processor() {
@@ -71,7 +77,7 @@ test("a provider error quoting the key is redacted before it reaches the client"
   send(p, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
   p.responseHeaders({ ":status": "401", "content-type": "application/json" }, false);
   const upstream = { error: { message: "Incorrect API key provided: sk-opena*************abcd. You can find your API key at …", type: "invalid_request_error", code: "invalid_api_key" } };
-  const outcome: Outcome = p.responseBody(Buffer.from(JSON.stringify(upstream)), true);
+  const outcome: Outcome = sync(p.responseBody(Buffer.from(JSON.stringify(upstream)), true));
   assert.equal(outcome.kind, "continue");
   const body = outcome.kind === "continue" ? (outcome.mutation?.body?.toString() ?? "") : "";
   assert.doesNotMatch(body, /abcd/);

@@ -5,6 +5,12 @@ import { silentLogger } from "../telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor } from "./processor.ts";
 
+/** Phases without a cloud upgrade answer synchronously. */
+function sync(outcome: Outcome | Promise<Outcome>): Outcome {
+  assert.ok(!(outcome instanceof Promise), "expected a synchronous outcome");
+  return outcome;
+}
+
 function config(): GatewayConfig {
   const raw = parseConfigText(
     `
@@ -50,7 +56,7 @@ test("unknown paths pass through untouched in every phase", () => {
   assert.deepEqual(p.requestHeaders({ ":method": "POST", ":path": "/v1/files", "content-type": "text/plain" }, false), { kind: "continue" });
   assert.deepEqual(p.requestBody(Buffer.from("anything")), { kind: "continue" });
   assert.deepEqual(p.responseHeaders({ ":status": "200", "content-type": "text/event-stream" }, false), { kind: "continue" });
-  assert.deepEqual(p.responseBody(Buffer.from("data: x\n\n"), true), { kind: "continue" });
+  assert.deepEqual(sync(p.responseBody(Buffer.from("data: x\n\n"), true)), { kind: "continue" });
   assert.equal(p.passthrough, true);
 });
 
@@ -118,9 +124,9 @@ test("streamed responses: mode switched to STREAMED, content-length dropped, for
   assert.ok(headers.kind === "continue" && headers.streamResponseBody);
   assert.deepEqual(mutation(headers)?.removeHeaders, ["content-length"]);
   assert.equal(mutation(headers)?.setHeaders?.["x-gearbox-route"], "cloud");
-  const first = mutation(p.responseBody(Buffer.from('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\ndata: {"choi'), false));
+  const first = mutation(sync(p.responseBody(Buffer.from('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\ndata: {"choi'), false)));
   assert.equal(first?.body?.toString(), 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\n');
-  const last = mutation(p.responseBody(Buffer.from('ces":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}\n\ndata: [DONE]\n\n'), true));
+  const last = mutation(sync(p.responseBody(Buffer.from('ces":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}\n\ndata: [DONE]\n\n'), true)));
   assert.equal(last?.body?.toString(), "data: [DONE]\n\n");
 });
 
@@ -129,7 +135,7 @@ test("a non-OpenAI-shaped upstream error body is replaced by an OpenAI error wit
   p.requestHeaders(chatHeaders(), false);
   p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }));
   p.responseHeaders({ ":status": "503", "content-type": "text/plain", "retry-after": "3" }, false);
-  const m = mutation(p.responseBody(Buffer.from("upstream overloaded"), true));
+  const m = mutation(sync(p.responseBody(Buffer.from("upstream overloaded"), true)));
   const error = json(m?.body).error;
   assert.equal(error?.message, "upstream overloaded");
   assert.equal(error?.type, "upstream_error");
@@ -143,7 +149,7 @@ test("OpenAI-compatible stream quirks are mended: missing role, tool calls witho
   p.responseHeaders({ ":status": "200", "content-type": "text/event-stream" }, false);
   const chunk = { choices: [{ index: 0, delta: { tool_calls: [{ id: "call_a", function: { name: "f", arguments: "{" } }] } }] };
   const next = { choices: [{ index: 0, delta: { tool_calls: [{ function: { arguments: "}" } }] } }] };
-  const out = mutation(p.responseBody(Buffer.from(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(next)}\n\ndata: [DONE]\n\n`), true));
+  const out = mutation(sync(p.responseBody(Buffer.from(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(next)}\n\ndata: [DONE]\n\n`), true)));
   const events = (out?.body?.toString() ?? "").split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)) as typeof chunk & { choices: { delta: { role?: string; tool_calls: { index?: number; type?: string }[] } }[] });
   assert.equal(events[0]?.choices[0]?.delta.role, "assistant");
   assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.index, 0);

@@ -11,7 +11,10 @@ import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
 import { authHeaders, CLIENT_CREDENTIAL_HEADERS, redactKey } from "../providers/provider.ts";
-import { decideRoute, type RouteDecision } from "../routing/decide.ts";
+import { EdgeCascade } from "../cascade/cascade.ts";
+import { EdgeAgents } from "../cascade/edge-agents.ts";
+import { decideRoute, parseRouteHint, type RouteDecision } from "../routing/decide.ts";
+import type { JsonObject } from "../schemas/fields.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
@@ -25,6 +28,14 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 export interface ProcessorDeps {
   config: GatewayConfig;
   logger: Logger;
+}
+
+/** One edge-agent set per config (its round-robin turn is shared by every request). */
+const EDGE_AGENTS = new WeakMap<GatewayConfig, EdgeAgents>();
+function edgeAgentsFor(config: GatewayConfig): EdgeAgents {
+  let agents = EDGE_AGENTS.get(config);
+  if (!agents) EDGE_AGENTS.set(config, (agents = new EdgeAgents(config.edge)));
+  return agents;
 }
 
 type Phase = "request_headers" | "request_body" | "response_headers" | "response_body" | "done";
@@ -41,6 +52,7 @@ export class RequestProcessor {
   private status = 0;
   private responseHeadersSeen: Headers = {};
   private stream: StreamTranslator | undefined;
+  private cascade: EdgeCascade | undefined;
   private usage: Usage | undefined;
   private readonly startedAt = performance.now();
   private logged = false;
@@ -112,6 +124,12 @@ export class RequestProcessor {
       return this.reject(invalidRequest(first.message, first.param || undefined, "invalid_request"));
     }
     this.parsed = parsed.value;
+    const edge = this.edgeCascade(parsed.value, json as JsonObject);
+    if (edge instanceof GatewayError) return this.reject(edge);
+    if (edge) {
+      this.cascade = edge;
+      return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
+    }
     const decision = decideRoute(parsed.value.model, this.requestHeadersSeen["x-gearbox-route"], this.deps.config.providers);
     if (!decision.ok) return this.reject(decision.errors[0] ?? new GatewayError(500, "server_error", "No route."));
     this.decision = decision.value;
@@ -144,6 +162,13 @@ export class RequestProcessor {
 
   responseHeaders(headers: Headers, endOfStream: boolean): Outcome {
     this.phase = "response_body";
+    if (this.cascade) {
+      // The verdict (and every header the client sees) comes with the complete edge answer.
+      this.status = Number(headers[":status"] ?? 0);
+      this.responseHeadersSeen = headers;
+      this.cascade.responseHeaders(this.status);
+      return CONTINUE;
+    }
     if (!this.spec || !this.plan || !this.decision) return CONTINUE;
     this.status = Number(headers[":status"] ?? 0);
     this.responseHeadersSeen = headers;
@@ -168,7 +193,19 @@ export class RequestProcessor {
     return { kind: "continue", mutation: { setHeaders } };
   }
 
-  responseBody(chunk: Buffer, endOfStream: boolean): Outcome {
+  responseBody(chunk: Buffer, endOfStream: boolean): Outcome | Promise<Outcome> {
+    if (this.cascade) {
+      if (!endOfStream) return CONTINUE;
+      const verdict = this.cascade.verdict(this.responseHeadersSeen, chunk);
+      if (!(verdict instanceof Promise)) {
+        this.finish();
+        return verdict;
+      }
+      return verdict.then((outcome) => {
+        this.finish();
+        return outcome;
+      });
+    }
     if (!this.spec || !this.plan) return CONTINUE;
     if (this.stream) {
       const pushed = this.stream.push(chunk);
@@ -202,6 +239,31 @@ export class RequestProcessor {
     if (this.spec && !this.logged) this.finish(new GatewayError(499, "server_error", reason));
   }
 
+  /**
+   * An edge cascade for this call, when it goes to an edge agent: the client forced the edge
+   * (`x-gearbox-route: edge`: no cloud upgrade), or asked in auto mode for a model an edge agent
+   * serves (upgrade when the answer is weak). Only OpenAI chat calls without tools go to the edge.
+   */
+  private edgeCascade(parsed: ParsedCall, raw: JsonObject): EdgeCascade | GatewayError | undefined {
+    const hint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
+    if (!hint.ok) return hint.errors[0];
+    if (hint.value === "cloud" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
+    const req = parsed.call.request;
+    const config = this.deps.config;
+    const agents = edgeAgentsFor(config);
+    const forced = hint.value === "edge";
+    const model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
+    if (model === undefined) {
+      return forced ? new GatewayError(503, "server_error", "No edge agent is available for this request; it was not sent to a cloud provider.", { code: "edge_unavailable", headers: { "retry-after": "5" } }) : undefined;
+    }
+    if (req.tools && req.tools.length > 0) {
+      return forced ? invalidRequest("Tool calling is off on edge models; this request cannot stay on the edge.", "tools", "tools_unsupported") : undefined;
+    }
+    const agent = agents.pick(model, this.requestHeadersSeen["x-gearbox-node"]);
+    if (!agent) return undefined;
+    return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId });
+  }
+
   private tooLarge(size: number): GatewayError {
     const max = this.deps.config.limits.max_request_bytes;
     return new GatewayError(413, "invalid_request_error", `The request body is ${size} bytes; the limit is ${max} bytes.`, {
@@ -225,7 +287,8 @@ export class RequestProcessor {
         endpoint: this.spec?.name,
         model: this.parsed?.model,
         stream: this.parsed?.stream,
-        route: this.decision?.target,
+        route: this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target,
+        cascade: this.cascade?.event,
         provider: this.decision?.provider.name,
         upstream_model: this.decision?.upstreamModel,
         reason: this.decision?.reason,

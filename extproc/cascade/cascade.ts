@@ -1,0 +1,152 @@
+/**
+ * The confidence cascade for one request routed to an edge agent. The edge is asked for a
+ * complete (non-streamed) answer, so no byte reaches the client before the verdict; the answer
+ * passes when its confidence (the agent's `x-gearbox-confidence`) reaches
+ * `route.fallback.confidence_threshold`, else — or when the agent fails or is saturated — the
+ * same canonical request goes to the cloud and that answer replaces the edge's. A client that
+ * forced the edge (`x-gearbox-route: edge`, data that must stay in) is never upgraded.
+ */
+import type { ChatRequest } from "../canonical/types.ts";
+import type { GatewayConfig } from "../config/load.ts";
+import { GatewayError, toErrorResponse } from "../errors.ts";
+import type { Headers, Mutation, Outcome } from "../processor/outcome.ts";
+import { resolveProvider } from "../routing/decide.ts";
+import { isObject, type JsonObject } from "../schemas/fields.ts";
+import { toOpenAIChatRequest } from "../schemas/openai-chat-emit.ts";
+import { planChat } from "../translators/select.ts";
+import { callCloud } from "./cloud-call.ts";
+import type { EdgeAgentRef } from "./edge-agents.ts";
+import { sseFromCompletion } from "./sse-from-completion.ts";
+
+export interface CascadeEvent {
+  edge_model: string;
+  edge_agent: string;
+  edge_status: number;
+  edge_confidence: number | null;
+  edge_latency_ms: number;
+  upgraded: boolean;
+  upgrade_reason?: string;
+  cloud_provider?: string;
+  cloud_status?: number;
+  cloud_latency_ms?: number;
+}
+
+export interface CascadeOptions {
+  config: GatewayConfig;
+  agent: EdgeAgentRef;
+  edgeModel: string;
+  /** False when the client forced the edge: its answer is final, whatever its confidence. */
+  upgrade: boolean;
+  request: ChatRequest;
+  rawRequest: JsonObject;
+  requestId: string;
+}
+
+export class EdgeCascade {
+  private readonly started = performance.now();
+  private status = 0;
+  event: CascadeEvent | undefined;
+
+  constructor(private readonly o: CascadeOptions) {}
+
+  /** The request mutation that sends the call to the edge agent (non-streamed, edge model). */
+  requestMutation(removable: string[]): Mutation {
+    const body = Buffer.from(JSON.stringify(toOpenAIChatRequest({ ...this.o.request, model: this.o.edgeModel, stream: false, includeUsage: undefined })));
+    const setHeaders: Headers = {
+      ":path": "/v1/chat/completions",
+      "content-type": "application/json",
+      "content-length": String(body.length),
+      "x-gearbox-upstream": "edge",
+      "x-gearbox-edge-endpoint": this.o.agent.address,
+      "x-gearbox-request-id": this.o.requestId,
+      "accept-encoding": "identity",
+    };
+    return { setHeaders, removeHeaders: removable.filter((h) => setHeaders[h] === undefined), body, clearRouteCache: true };
+  }
+
+  responseHeaders(status: number): void {
+    this.status = status;
+  }
+
+  /** The verdict on the complete edge answer: pass it on, or replace it with the cloud's. */
+  verdict(headers: Headers, body: Buffer): Outcome | Promise<Outcome> {
+    const edgeLatency = performance.now() - this.started;
+    const threshold = this.o.config.route.fallback.confidence_threshold;
+    const confidence = Number(headers["x-gearbox-confidence"]);
+    const scored = Number.isFinite(confidence) ? confidence : null;
+    const event: CascadeEvent = {
+      edge_model: this.o.edgeModel,
+      edge_agent: this.o.agent.address,
+      edge_status: this.status,
+      edge_confidence: scored,
+      edge_latency_ms: Math.round(edgeLatency * 100) / 100,
+      upgraded: false,
+    };
+    this.event = event;
+    const completion = this.status === 200 ? parseJson(body) : undefined;
+    const confident = completion !== undefined && scored !== null && scored >= threshold;
+    if (confident || !this.o.upgrade || !this.o.config.route.fallback.enable) {
+      if (completion === undefined) return this.answer(this.status, body, "edge", "edge_forced", headers);
+      return this.answer(200, this.clientBytes(completion), "edge", confident ? `edge_confident:${scored}>=${threshold}` : `edge_forced:confidence=${scored ?? "none"}`, headers);
+    }
+    event.upgraded = true;
+    event.upgrade_reason = this.status !== 200 ? `edge_status:${this.status}` : scored === null ? "edge_unscored" : `low_confidence:${scored}<${threshold}`;
+    return this.upgradeToCloud(event);
+  }
+
+  private async upgradeToCloud(event: CascadeEvent): Promise<Outcome> {
+    const fallbackModel = this.o.config.edge.fallback_model ?? this.o.request.model;
+    const resolved = resolveProvider(fallbackModel, this.o.config.providers);
+    if (!resolved.ok) return this.error(resolved.errors[0] ?? new GatewayError(502, "upstream_error", "No cloud provider for the upgrade."), event);
+    const { provider, upstreamModel } = resolved.value;
+    const request: ChatRequest = { ...this.o.request, model: fallbackModel, stream: false };
+    delete request.includeUsage;
+    event.cloud_provider = provider.name;
+    try {
+      const plan = planChat("openai", provider, request, { ...this.o.rawRequest, stream: false, model: fallbackModel }, { upstreamModel, forceStreamUsage: false });
+      const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))));
+      event.cloud_status = answer.status;
+      event.cloud_latency_ms = Math.round(answer.latencyMs * 100) / 100;
+      const completion = answer.status === 200 ? parseJson(answer.bytes) : undefined;
+      const bytes = completion ? this.clientBytes(completion) : answer.bytes;
+      return this.answer(answer.status, bytes, "cloud", `upgrade:${event.upgrade_reason ?? ""}`, {}, event.upgrade_reason);
+    } catch (err) {
+      return this.error(err instanceof GatewayError ? err : new GatewayError(502, "upstream_error", "The cloud upgrade failed.", { cause: err }), event);
+    }
+  }
+
+  /** A complete OpenAI completion in the form the client asked for (JSON or SSE). */
+  private clientBytes(completion: JsonObject): Buffer {
+    return this.o.request.stream ? sseFromCompletion(completion, this.o.request.includeUsage === true) : Buffer.from(JSON.stringify(completion));
+  }
+
+  private answer(status: number, body: Buffer, route: "edge" | "cloud", reason: string, edgeHeaders: Headers, fallback?: string): Outcome {
+    const sse = this.o.request.stream && status === 200;
+    const setHeaders: Headers = {
+      ":status": String(status),
+      "content-type": sse ? "text/event-stream" : "application/json",
+      "content-length": String(body.length),
+      "x-gearbox-route": route,
+      "x-gearbox-reason": reason,
+      "x-gearbox-request-id": this.o.requestId,
+    };
+    if (edgeHeaders["x-gearbox-confidence"]) setHeaders["x-gearbox-confidence"] = edgeHeaders["x-gearbox-confidence"];
+    if (fallback) setHeaders["x-gearbox-fallback"] = fallback;
+    return { kind: "continue", mutation: { body, setHeaders } };
+  }
+
+  private error(err: GatewayError, event: CascadeEvent): Outcome {
+    event.cloud_status = err.status;
+    const { body } = toErrorResponse(err, this.o.requestId);
+    return this.answer(err.status, body, "cloud", `upgrade_failed:${event.upgrade_reason ?? ""}`, {}, event.upgrade_reason);
+  }
+}
+
+function parseJson(body: Buffer): JsonObject | undefined {
+  try {
+    const json: unknown = JSON.parse(body.toString("utf8"));
+    return isObject(json) && Array.isArray(json.choices) ? json : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The confidence cascade end to end, with the REAL edge agent on the generated tiny model and a
+ * cloud emulator: a weak edge answer is replaced by the cloud's before any byte reaches the
+ * client; a strong one passes; a forced edge is never upgraded; an unreachable agent goes to the
+ * cloud. Through the front door and through Envoy (harness) + ext_proc.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
+import OpenAI from "openai";
+import { createLlamaCppEngine } from "../../edge-agent/engines/llamacpp.ts";
+import { createOllamaEngine } from "../../edge-agent/engines/ollama.ts";
+import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
+import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
+import { ModelRegistry } from "../../edge-agent/registry.ts";
+import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
+import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { loadJsonFixture } from "../emulators/fixtures.ts";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
+import { shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
+
+const KEY = "sk-cloud-key";
+const CLOUD_TEXT = (loadJsonFixture("vercel-ai/openai/openai-text") as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
+const ASK = { model: "tiny", messages: [{ role: "user" as const, content: "Classify: refund request" }], max_tokens: 8, temperature: 0 };
+
+let llama: Llama;
+let registry: ModelRegistry;
+let agent: EdgeAgentServer;
+let cloud: OpenAIUpstream;
+/** The tiny model's confidence on ASK, measured on the agent itself. */
+let edgeConfidence: number;
+
+before(async () => {
+  const file = path.join(await mkdtemp(path.join(tmpdir(), "cascade-")), "tiny.gguf");
+  await writeTinyGguf(file);
+  llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
+  registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
+  await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: 512 });
+  agent = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
+  cloud = await startOpenAIUpstream({ apiKey: KEY });
+  const direct = await fetch(`http://127.0.0.1:${agent.port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ASK) });
+  edgeConfidence = Number(direct.headers.get("x-gearbox-confidence"));
+  assert.ok(edgeConfidence > 0 && edgeConfidence < 1, `tiny model confidence ${edgeConfidence}`);
+});
+after(async () => {
+  await agent.close();
+  await registry.close();
+  await cloud.close();
+  await llama.dispose();
+});
+
+function gatewayConfig(threshold: number, agentAddress = `127.0.0.1:${agent.port}`) {
+  return testConfig(
+    `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: K }\n` +
+      `edge:\n  agents: [{ address: '${agentAddress}', models: [tiny] }]\n  fallback_model: gpt-4.1-nano\n` +
+      `route:\n  fallback: { enable: true, confidence_threshold: ${threshold} }\n`,
+    { K: KEY },
+  );
+}
+
+for (const transport of ["front door", "envoy + ext_proc"] as const) {
+  describe(`cascade via ${transport}`, () => {
+    const closers: (() => Promise<void>)[] = [];
+    after(async () => {
+      for (const close of closers.reverse()) await close();
+    });
+
+    async function clientFor(threshold: number, agentAddress?: string): Promise<OpenAI> {
+      const gateway: TestGateway = await startTestGateway(gatewayConfig(threshold, agentAddress));
+      closers.push(() => gateway.close());
+      let base = `http://127.0.0.1:${gateway.frontDoor.port}`;
+      if (transport === "envoy + ext_proc") {
+        const shipped = shippedEnvoySettings();
+        const envoy: EnvoyHarness = await startEnvoy({
+          extProc: { ...shipped.extProc, address: gateway.extProcAddress },
+          routes: [
+            { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
+            { header: "x-gearbox-upstream", value: "edge", cluster: "edge" },
+          ],
+          clusters: { openai: { url: cloud.url }, edge: { originalDst: { httpHeaderName: "x-gearbox-edge-endpoint" } } },
+        });
+        closers.push(() => envoy.close());
+        base = envoy.url;
+      }
+      return new OpenAI({ baseURL: `${base}/v1`, apiKey: "client", maxRetries: 0 });
+    }
+
+    test("a weak edge answer is upgraded: the client gets the cloud's, never the edge's", async () => {
+      const client = await clientFor(Math.min(0.999, edgeConfidence + 0.05));
+      const seen = cloud.requests.length;
+      const { data, response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(data.choices[0]?.message.content, CLOUD_TEXT);
+      assert.equal(response.headers.get("x-gearbox-route"), "cloud");
+      assert.match(response.headers.get("x-gearbox-fallback") ?? "", /^low_confidence:/);
+      assert.equal((cloud.requests[seen]?.json as { model: string }).model, "gpt-4.1-nano");
+      assert.equal(cloud.requests[seen]?.headers.authorization, `Bearer ${KEY}`);
+    });
+
+    test("a weak edge answer to a streaming client: the stream carries the cloud's answer", async () => {
+      const client = await clientFor(Math.min(0.999, edgeConfidence + 0.05));
+      const stream = await client.chat.completions.create({ ...ASK, stream: true });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      assert.equal(text, CLOUD_TEXT);
+    });
+
+    test("a confident edge answer stays on the edge (JSON and stream agree)", async () => {
+      const client = await clientFor(Math.max(0.001, edgeConfidence - 0.05));
+      const seen = cloud.requests.length;
+      const { data, response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(response.headers.get("x-gearbox-route"), "edge");
+      assert.equal(Number(response.headers.get("x-gearbox-confidence")).toFixed(4), edgeConfidence.toFixed(4));
+      const stream = await client.chat.completions.create({ ...ASK, stream: true });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      assert.equal(text, data.choices[0]?.message.content);
+      assert.equal(cloud.requests.length, seen, "the cloud was not called");
+    });
+
+    test("a forced edge (x-gearbox-route: edge) is never upgraded, however weak", async () => {
+      const client = await clientFor(0.999);
+      const seen = cloud.requests.length;
+      const { response } = await client.chat.completions.create(ASK, { headers: { "x-gearbox-route": "edge" } }).withResponse();
+      assert.equal(response.headers.get("x-gearbox-route"), "edge");
+      assert.match(response.headers.get("x-gearbox-reason") ?? "", /^edge_forced/);
+      assert.equal(cloud.requests.length, seen);
+    });
+
+    test("an unreachable edge agent: the cloud answers", async () => {
+      const client = await clientFor(0.5, "127.0.0.1:9");
+      const { data, response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(data.choices[0]?.message.content, CLOUD_TEXT);
+      assert.match(response.headers.get("x-gearbox-fallback") ?? "", /^edge_status:5\d\d/);
+    });
+  });
+}
