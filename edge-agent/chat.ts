@@ -81,10 +81,17 @@ export function logprobEntry(text: string, logprob: number, bytes: number[], top
     token: text,
     logprob,
     bytes,
-    top_logprobs: top.map((t) => ({ token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token, "utf8")] })),
+    top_logprobs: top.map((t) => ({ token: t.token, logprob: t.logprob, bytes: tokenBytes(t.token) })),
   };
 }
 
 export function newCompletion(model: string): Pick<ChatResponse, "id" | "created" | "model"> {
   return { id: `chatcmpl-edge-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model };
+}
+
+/** A token's bytes; a partial UTF-8 token is spelt `bytes:\\xNN…` (OpenAI's convention). */
+function tokenBytes(token: string): number[] {
+  const partial = /^bytes:((?:\\x[0-9a-fA-F]{2})+)$/.exec(token);
+  if (partial?.[1]) return partial[1].split("\\x").filter(Boolean).map((h) => parseInt(h, 16));
+  return [...Buffer.from(token, "utf8")];
 }

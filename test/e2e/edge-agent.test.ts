@@ -95,6 +95,11 @@ describe("edge agent on the tiny model", () => {
     for (const t of choice.logprobs?.content ?? []) {
       assert.ok(t.logprob <= 0 && Number.isFinite(t.logprob));
       assert.ok(t.top_logprobs.length <= 3);
+      for (const alt of t.top_logprobs) {
+        // A partial UTF-8 token is spelt `bytes:\xNN`; its bytes are those NN, not the spelling.
+        if (alt.token.startsWith("bytes:")) assert.equal(alt.bytes?.length, (alt.token.length - 6) / 4);
+        else assert.deepEqual(alt.bytes, [...Buffer.from(alt.token, "utf8")]);
+      }
     }
     const header = Number(response.headers.get("x-gearbox-confidence"));
     assert.ok(header > 0 && header <= 1, `confidence ${header}`);
