@@ -40,6 +40,8 @@ export interface CascadeOptions {
   request: ChatRequest;
   rawRequest: JsonObject;
   requestId: string;
+  /** Why the request went to the edge (`client_hint:edge`, `edge_model`, a policy reason). */
+  routeReason: string;
 }
 
 export class EdgeCascade {
@@ -127,7 +129,7 @@ export class EdgeCascade {
       "content-type": sse ? "text/event-stream" : "application/json",
       "content-length": String(body.length),
       "x-gearbox-route": route,
-      "x-gearbox-reason": reason,
+      "x-gearbox-reason": `${reason};${this.o.routeReason}`,
       "x-gearbox-request-id": this.o.requestId,
     };
     if (edgeHeaders["x-gearbox-confidence"]) setHeaders["x-gearbox-confidence"] = edgeHeaders["x-gearbox-confidence"];

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
+import { routePolicyShape } from "../routing/policy/schema.ts";
 
 const port = z.number().int().min(0).max(65535);
 
@@ -38,6 +39,8 @@ export const providerSchema = z.strictObject({
 const intentList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
 export const routeSchema = z.strictObject({
+  // Policy layers beyond the brief's rules: heuristic, dynamic thresholds, plugins, client hints.
+  ...routePolicyShape,
   rules: z
     .array(
       z.strictObject({

@@ -4,7 +4,7 @@
  * supplies the decision; this file only sequences them and says what to mutate.
  */
 import { randomUUID } from "node:crypto";
-import type { Usage } from "../canonical/types.ts";
+import type { ChatRequest, Usage } from "../canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
@@ -15,6 +15,9 @@ import { EdgeCascade } from "../cascade/cascade.ts";
 import { EdgeAgents } from "../cascade/edge-agents.ts";
 import { decideRoute, parseRouteHint, type RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
+import { estimateComplexity } from "../routing/complexity.ts";
+import { classifyIntent } from "../routing/intent/classify.ts";
+import { decidePolicy, policyConfigFrom, type PolicyConfig, type PolicyDecision } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
@@ -28,6 +31,14 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 export interface ProcessorDeps {
   config: GatewayConfig;
   logger: Logger;
+}
+
+/** The routing policy of a config, built once. */
+const POLICIES = new WeakMap<GatewayConfig, PolicyConfig>();
+function policyFor(config: GatewayConfig): PolicyConfig {
+  let policy = POLICIES.get(config);
+  if (!policy) POLICIES.set(config, (policy = policyConfigFrom(config.route)));
+  return policy;
 }
 
 /** One edge-agent set per config (its round-robin turn is shared by every request). */
@@ -53,6 +64,7 @@ export class RequestProcessor {
   private responseHeadersSeen: Headers = {};
   private stream: StreamTranslator | undefined;
   private cascade: EdgeCascade | undefined;
+  private policy: PolicyDecision | undefined;
   private usage: Usage | undefined;
   private readonly startedAt = performance.now();
   private logged = false;
@@ -174,7 +186,7 @@ export class RequestProcessor {
     this.responseHeadersSeen = headers;
     const setHeaders: Headers = {
       "x-gearbox-route": this.decision.target,
-      "x-gearbox-reason": this.decision.reason,
+      "x-gearbox-reason": this.policy ? `${this.policy.reason};${this.decision.reason}` : this.decision.reason,
       "x-gearbox-request-id": this.requestId,
     };
     if (endOfStream) {
@@ -252,7 +264,17 @@ export class RequestProcessor {
     const config = this.deps.config;
     const agents = edgeAgentsFor(config);
     const forced = hint.value === "edge";
-    const model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
+    let model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
+    let reason = forced ? "client_hint:edge" : "edge_model";
+    if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
+      // A cloud model in auto mode: the routing brain may still pick the low gear.
+      const policy = this.policyDecision(req, hint.value);
+      this.policy = policy;
+      if (policy.target === "edge") {
+        model = config.edge.default_model;
+        reason = policy.reason;
+      }
+    }
     if (model === undefined) {
       return forced ? new GatewayError(503, "server_error", "No edge agent is available for this request; it was not sent to a cloud provider.", { code: "edge_unavailable", headers: { "retry-after": "5" } }) : undefined;
     }
@@ -261,7 +283,26 @@ export class RequestProcessor {
     }
     const agent = agents.pick(model, this.requestHeadersSeen["x-gearbox-node"]);
     if (!agent) return undefined;
-    return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId });
+    return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason });
+  }
+
+  /** Intent + complexity + policy for a chat request (pure, no I/O). */
+  private policyDecision(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud"): PolicyDecision {
+    const policy = policyFor(this.deps.config);
+    const hint = this.requestHeadersSeen["x-gearbox-intent"];
+    const intent = classifyIntent(req.messages, policy.allowClientIntent ? hint : undefined);
+    return decidePolicy(
+      {
+        intent: intent.intent,
+        intentConfidence: intent.confidence,
+        complexity: estimateComplexity(req.messages),
+        hasTools: (req.tools?.length ?? 0) > 0,
+        clientRoute,
+        model: req.model,
+        edgeAvailable: true,
+      },
+      policy,
+    );
   }
 
   private tooLarge(size: number): GatewayError {
@@ -292,6 +333,7 @@ export class RequestProcessor {
         provider: this.decision?.provider.name,
         upstream_model: this.decision?.upstreamModel,
         reason: this.decision?.reason,
+        policy: this.policy?.reason,
         status: error?.status ?? this.status,
         error_code: error?.code ?? undefined,
         input_tokens: this.usage?.inputTokens,
