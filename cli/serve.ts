@@ -2,6 +2,8 @@
 import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
+import path from "node:path";
+import { loadPlugins } from "../extproc/routing/policy/index.ts";
 import { createLogger } from "../extproc/telemetry/logger.ts";
 
 export interface Running {
@@ -36,7 +38,9 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   const config = loaded.value;
   const logger = createLogger(config.logging.level);
-  const deps = { config, logger };
+  const plugins = await loadPlugins(config.route.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })), config.source ? path.dirname(path.resolve(config.source)) : process.cwd());
+  if (!plugins.ok) throw new ConfigError(plugins.errors);
+  const deps = { config, logger, plugins: plugins.value };
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
   for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port })) console.log(line);

@@ -91,7 +91,7 @@ export class FrontDoorHandler {
       processor.abort("request body not read");
       return sendError(res, err, processor.id);
     }
-    const decided = processor.requestBody(body);
+    const decided = await processor.requestBody(body);
     if (this.respondIfRejected(res, decided, headers)) return;
     await this.callUpstream(req, res, processor, headers, decided.kind === "continue" && decided.mutation?.body ? decided.mutation.body : body);
   }

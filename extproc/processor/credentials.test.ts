@@ -32,7 +32,7 @@ providers:
 
 function send(p: RequestProcessor, body: unknown, headers: Record<string, string> = {}) {
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", authorization: "Bearer gearbox-call-key", "x-api-key": "also-a-client-key", ...headers }, false);
-  const outcome = p.requestBody(Buffer.from(JSON.stringify(body)));
+  const outcome = sync(p.requestBody(Buffer.from(JSON.stringify(body))));
   assert.equal(outcome.kind, "continue");
   return outcome.kind === "continue" ? (outcome.mutation ?? {}) : {};
 }

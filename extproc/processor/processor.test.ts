@@ -54,7 +54,7 @@ function mutation(outcome: Outcome) {
 test("unknown paths pass through untouched in every phase", () => {
   const p = processor();
   assert.deepEqual(p.requestHeaders({ ":method": "POST", ":path": "/v1/files", "content-type": "text/plain" }, false), { kind: "continue" });
-  assert.deepEqual(p.requestBody(Buffer.from("anything")), { kind: "continue" });
+  assert.deepEqual(sync(p.requestBody(Buffer.from("anything"))), { kind: "continue" });
   assert.deepEqual(p.responseHeaders({ ":status": "200", "content-type": "text/event-stream" }, false), { kind: "continue" });
   assert.deepEqual(sync(p.responseBody(Buffer.from("data: x\n\n"), true)), { kind: "continue" });
   assert.equal(p.passthrough, true);
@@ -68,7 +68,7 @@ test("a caller cannot forge Envoy's routing headers, even on a pass-through path
 test("a listed model routes to its provider: path under the base path, key injected, route cleared", () => {
   const p = processor();
   p.requestHeaders(chatHeaders({ "x-gearbox-route": "auto" }), false);
-  const m = mutation(p.requestBody(body({ model: "qwen-plus", messages: [{ role: "user", content: "hi" }] })));
+  const m = mutation(sync(p.requestBody(body({ model: "qwen-plus", messages: [{ role: "user", content: "hi" }] }))));
   assert.equal(m?.setHeaders?.[":path"], "/compatible-mode/v1/chat/completions");
   assert.equal(m?.setHeaders?.["x-gearbox-upstream"], "qwen");
   assert.equal(m?.setHeaders?.authorization, "Bearer sk-qwen");
@@ -80,7 +80,7 @@ test("a listed model routes to its provider: path under the base path, key injec
 test("provider/model prefix rewrites the model, and content-length matches the new body", () => {
   const p = processor();
   p.requestHeaders(chatHeaders(), false);
-  const m = mutation(p.requestBody(body({ model: "deepseek/deepseek-chat", messages: [{ role: "user", content: "hi" }] })));
+  const m = mutation(sync(p.requestBody(body({ model: "deepseek/deepseek-chat", messages: [{ role: "user", content: "hi" }] }))));
   assert.equal(m?.setHeaders?.["x-gearbox-upstream"], "deepseek");
   assert.ok(m?.body);
   assert.equal(json(m.body).model, "deepseek-chat");
@@ -91,7 +91,7 @@ test("provider/model prefix rewrites the model, and content-length matches the n
 test("unknown models go to the default provider with the query string kept", () => {
   const p = processor();
   p.requestHeaders(chatHeaders({ ":path": "/v1/chat/completions?api-version=1" }), false);
-  const m = mutation(p.requestBody(body({ model: "gpt-5", messages: [{ role: "user", content: "hi" }] })));
+  const m = mutation(sync(p.requestBody(body({ model: "gpt-5", messages: [{ role: "user", content: "hi" }] }))));
   assert.equal(m?.setHeaders?.["x-gearbox-upstream"], "openai");
   assert.equal(m?.setHeaders?.[":path"], "/v1/chat/completions?api-version=1");
 });
@@ -99,7 +99,7 @@ test("unknown models go to the default provider with the query string kept", () 
 test("an explicit edge request is refused with 503 rather than sent to a cloud", () => {
   const p = processor();
   p.requestHeaders(chatHeaders({ "x-gearbox-route": "edge" }), false);
-  const outcome = p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "secret" }] }));
+  const outcome = sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "secret" }] })));
   assert.equal(outcome.kind, "respond");
   if (outcome.kind !== "respond") return;
   assert.equal(outcome.response.status, 503);
@@ -118,7 +118,7 @@ test("request header checks: method, content-type, declared length, no body", ()
 test("streamed responses: mode switched to STREAMED, content-length dropped, forced usage chunk hidden", () => {
   const p = processor();
   p.requestHeaders(chatHeaders(), false);
-  const m = mutation(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true })));
+  const m = mutation(sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true }))));
   assert.deepEqual(json(m?.body).stream_options, { include_usage: true });
   const headers = p.responseHeaders({ ":status": "200", "content-type": "text/event-stream", "content-length": "999" }, false);
   assert.ok(headers.kind === "continue" && headers.streamResponseBody);
@@ -133,7 +133,7 @@ test("streamed responses: mode switched to STREAMED, content-length dropped, for
 test("a non-OpenAI-shaped upstream error body is replaced by an OpenAI error with the same status", () => {
   const p = processor();
   p.requestHeaders(chatHeaders(), false);
-  p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }));
+  sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })));
   p.responseHeaders({ ":status": "503", "content-type": "text/plain", "retry-after": "3" }, false);
   const m = mutation(sync(p.responseBody(Buffer.from("upstream overloaded"), true)));
   const error = json(m?.body).error;
@@ -145,7 +145,7 @@ test("a non-OpenAI-shaped upstream error body is replaced by an OpenAI error wit
 test("OpenAI-compatible stream quirks are mended: missing role, tool calls without index or type", () => {
   const p = processor();
   p.requestHeaders(chatHeaders(), false);
-  p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true }));
+  sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true })));
   p.responseHeaders({ ":status": "200", "content-type": "text/event-stream" }, false);
   const chunk = { choices: [{ index: 0, delta: { tool_calls: [{ id: "call_a", function: { name: "f", arguments: "{" } }] } }] };
   const next = { choices: [{ index: 0, delta: { tool_calls: [{ function: { arguments: "}" } }] } }] };

@@ -16,8 +16,9 @@ import { EdgeAgents } from "../cascade/edge-agents.ts";
 import { decideRoute, parseRouteHint, type RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
 import { estimateComplexity } from "../routing/complexity.ts";
+import { LatencyWindow, StickyTargets } from "../routing/signals.ts";
 import { classifyIntent } from "../routing/intent/classify.ts";
-import { decidePolicy, policyConfigFrom, type PolicyConfig, type PolicyDecision } from "../routing/policy/index.ts";
+import { decidePolicy, decideWithPlugins, policyConfigFrom, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
@@ -31,6 +32,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 export interface ProcessorDeps {
   config: GatewayConfig;
   logger: Logger;
+  /** Routing policy plugins, loaded at start from `route.plugins`. */
+  plugins?: readonly PolicyPlugin[];
 }
 
 /** The routing policy of a config, built once. */
@@ -39,6 +42,14 @@ function policyFor(config: GatewayConfig): PolicyConfig {
   let policy = POLICIES.get(config);
   if (!policy) POLICIES.set(config, (policy = policyConfigFrom(config.route)));
   return policy;
+}
+
+/** Per-config live routing signals: conversation stickiness and cloud latency. */
+const SIGNALS = new WeakMap<GatewayConfig, { sticky: StickyTargets; cloudLatency: LatencyWindow }>();
+function signalsFor(config: GatewayConfig): { sticky: StickyTargets; cloudLatency: LatencyWindow } {
+  let signals = SIGNALS.get(config);
+  if (!signals) SIGNALS.set(config, (signals = { sticky: new StickyTargets(), cloudLatency: new LatencyWindow() }));
+  return signals;
 }
 
 /** One edge-agent set per config (its round-robin turn is shared by every request). */
@@ -112,7 +123,7 @@ export class RequestProcessor {
     return CONTINUE;
   }
 
-  requestBody(body: Buffer): Outcome {
+  requestBody(body: Buffer): Outcome | Promise<Outcome> {
     this.phase = "response_headers";
     const spec = this.spec;
     if (!spec) return CONTINUE;
@@ -136,18 +147,29 @@ export class RequestProcessor {
       return this.reject(invalidRequest(first.message, first.param || undefined, "invalid_request"));
     }
     this.parsed = parsed.value;
-    const edge = this.edgeCascade(parsed.value, json as JsonObject);
+    const plugins = this.deps.plugins ?? [];
+    const input = plugins.length > 0 ? this.policyInputIfConsulted(parsed.value) : undefined;
+    if (input) {
+      // Policy plugins may await: the decision (and this phase's answer) waits for them.
+      return decideWithPlugins(input, policyFor(this.deps.config), plugins).then((decided) => this.route(parsed.value, json as JsonObject, decided));
+    }
+    return this.route(parsed.value, json as JsonObject);
+  }
+
+  /** Sends a parsed call to the edge (cascade) or to its cloud provider. */
+  private route(parsed: ParsedCall, json: JsonObject, decided?: PolicyDecision): Outcome {
+    const edge = this.edgeCascade(parsed, json, decided);
     if (edge instanceof GatewayError) return this.reject(edge);
     if (edge) {
       this.cascade = edge;
       return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
     }
-    const decision = decideRoute(parsed.value.model, this.requestHeadersSeen["x-gearbox-route"], this.deps.config.providers);
+    const decision = decideRoute(parsed.model, this.requestHeadersSeen["x-gearbox-route"], this.deps.config.providers);
     if (!decision.ok) return this.reject(decision.errors[0] ?? new GatewayError(500, "server_error", "No route."));
     this.decision = decision.value;
     const { provider, upstreamModel } = decision.value;
     try {
-      this.plan = parsed.value.plan(provider, { upstreamModel, forceStreamUsage: true });
+      this.plan = parsed.plan(provider, { upstreamModel, forceStreamUsage: true });
     } catch (err) {
       if (err instanceof GatewayError) return this.reject(err);
       throw err;
@@ -256,9 +278,11 @@ export class RequestProcessor {
    * (`x-gearbox-route: edge`: no cloud upgrade), or asked in auto mode for a model an edge agent
    * serves (upgrade when the answer is weak). Only OpenAI chat calls without tools go to the edge.
    */
-  private edgeCascade(parsed: ParsedCall, raw: JsonObject): EdgeCascade | GatewayError | undefined {
-    const hint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
-    if (!hint.ok) return hint.errors[0];
+  private edgeCascade(parsed: ParsedCall, raw: JsonObject, decided?: PolicyDecision): EdgeCascade | GatewayError | undefined {
+    const parsedHint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
+    if (!parsedHint.ok) return parsedHint.errors[0];
+    // A client may force a gear only where the policy allows it.
+    const hint = { value: policyFor(this.deps.config).allowClientRoute ? parsedHint.value : "auto" as const };
     if (hint.value === "cloud" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
     const req = parsed.call.request;
     const config = this.deps.config;
@@ -268,7 +292,7 @@ export class RequestProcessor {
     let reason = forced ? "client_hint:edge" : "edge_model";
     if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
       // A cloud model in auto mode: the routing brain may still pick the low gear.
-      const policy = this.policyDecision(req, hint.value);
+      const policy = decided ?? decidePolicy(this.policyInput(req, hint.value), policyFor(config));
       this.policy = policy;
       if (policy.target === "edge") {
         model = config.edge.default_model;
@@ -286,23 +310,41 @@ export class RequestProcessor {
     return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason });
   }
 
-  /** Intent + complexity + policy for a chat request (pure, no I/O). */
-  private policyDecision(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud"): PolicyDecision {
+  /** The conversation's last target and the cloud's recent latency, when known. */
+  private liveSignals(): { stickyTarget?: "edge" | "cloud"; cloudLatencyP50Ms?: number } {
+    const signals = signalsFor(this.deps.config);
+    const sticky = signals.sticky.get(this.requestHeadersSeen["x-gearbox-conversation-id"]);
+    const latency = signals.cloudLatency.p50();
+    return { ...(sticky && { stickyTarget: sticky }), ...(latency !== undefined && { cloudLatencyP50Ms: latency }) };
+  }
+
+  /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
+  private policyInputIfConsulted(parsed: ParsedCall): PolicyInput | undefined {
+    const config = this.deps.config;
+    const hint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
+    const clientRoute = hint.ok && policyFor(config).allowClientRoute ? hint.value : "auto";
+    if (clientRoute !== "auto" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
+    const agents = edgeAgentsFor(config);
+    const edgeModel = config.edge.default_model;
+    if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
+    return this.policyInput(parsed.call.request, clientRoute);
+  }
+
+  /** Intent + complexity + live signals for a chat request (pure, no I/O). */
+  private policyInput(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud"): PolicyInput {
     const policy = policyFor(this.deps.config);
     const hint = this.requestHeadersSeen["x-gearbox-intent"];
     const intent = classifyIntent(req.messages, policy.allowClientIntent ? hint : undefined);
-    return decidePolicy(
-      {
-        intent: intent.intent,
-        intentConfidence: intent.confidence,
-        complexity: estimateComplexity(req.messages),
-        hasTools: (req.tools?.length ?? 0) > 0,
-        clientRoute,
-        model: req.model,
-        edgeAvailable: true,
-      },
-      policy,
-    );
+    return {
+      intent: intent.intent,
+      intentConfidence: intent.confidence,
+      complexity: estimateComplexity(req.messages),
+      hasTools: (req.tools?.length ?? 0) > 0,
+      clientRoute,
+      model: req.model,
+      edgeAvailable: true,
+      ...this.liveSignals(),
+    };
   }
 
   private tooLarge(size: number): GatewayError {
@@ -322,6 +364,12 @@ export class RequestProcessor {
     if (this.logged) return;
     this.logged = true;
     this.phase = "done";
+    const target = this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target;
+    if (target && !error) {
+      const signals = signalsFor(this.deps.config);
+      signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
+      if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
+    }
     this.deps.logger.info(
       {
         request_id: this.requestId,

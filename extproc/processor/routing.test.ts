@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseConfigText, resolveConfig } from "../config/load.ts";
 import { silentLogger } from "../telemetry/logger.ts";
+import { createPlugin } from "../routing/policy/index.ts";
 import { RequestProcessor } from "./processor.ts";
+import type { Outcome } from "./outcome.ts";
+
+/** Phases without plugins or a cloud upgrade answer synchronously. */
+function sync(outcome: Outcome | Promise<Outcome>): Outcome {
+  assert.ok(!(outcome instanceof Promise), "expected a synchronous outcome");
+  return outcome;
+}
 
 /** The brief's route block verbatim, an edge agent, and a cloud provider. */
 const CONFIG = `
@@ -33,7 +41,7 @@ function route(content: string, headers: Record<string, string> = {}, extra: Rec
   assert.ok(config.ok);
   const p = new RequestProcessor({ config: config.value, logger: silentLogger() });
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...headers }, false);
-  const outcome = p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], ...extra })));
+  const outcome = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], ...extra }))));
   assert.equal(outcome.kind, "continue");
   return outcome.kind === "continue" ? (outcome.mutation?.setHeaders ?? {}) : {};
 }
@@ -53,4 +61,36 @@ test("tools go to the cloud even for an edge-shaped request; the client can forc
   const tools = [{ type: "function", function: { name: "lookup" } }];
   assert.equal(route("Summarize: the meeting moved to Friday.", {}, { tools })["x-gearbox-upstream"], "openai");
   assert.equal(route("Summarize: the meeting moved to Friday.", { "x-gearbox-route": "cloud" })["x-gearbox-upstream"], "openai");
+});
+
+test("allow_client_route: false → a client's x-gearbox-route is ignored", () => {
+  const raw = parseConfigText(CONFIG.replace("route:\n", "route:\n  allow_client_route: false\n"), "brief.yaml");
+  assert.ok(raw.ok, !raw.ok ? raw.errors.join() : "");
+  const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
+  assert.ok(config.ok);
+  const p = new RequestProcessor({ config: config.value, logger: silentLogger() });
+  p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", "x-gearbox-route": "cloud" }, false);
+  const outcome = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "Summarize in one line: the meeting moved to Friday." }] }))));
+  assert.ok(outcome.kind === "continue");
+  assert.equal(outcome.mutation?.setHeaders?.["x-gearbox-upstream"], "edge", "the policy decided, not the client");
+});
+
+test("a policy plugin decides (asynchronously); a failing one leaves the built-in decision", async () => {
+  const raw = parseConfigText(CONFIG, "brief.yaml");
+  assert.ok(raw.ok);
+  const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
+  assert.ok(config.ok);
+  const run = async (plugin: ReturnType<typeof createPlugin>, content: string) => {
+    const p = new RequestProcessor({ config: config.value, logger: silentLogger(), plugins: [plugin] });
+    p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
+    const pending = p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }] })));
+    assert.ok(pending instanceof Promise, "plugins make the phase asynchronous");
+    const outcome = await pending;
+    assert.ok(outcome.kind === "continue");
+    return outcome.mutation?.setHeaders?.["x-gearbox-upstream"];
+  };
+  const code = "Write a Python function that parses ISO dates.";
+  assert.equal(await run(createPlugin("pin-edge", () => ({ target: "edge", reason: "tenant_on_prem" })), code), "edge");
+  assert.equal(await run(createPlugin("broken", () => { throw new Error("boom"); }), code), "openai");
+  assert.equal(await run(createPlugin("slow", () => new Promise((r) => setTimeout(() => r({ target: "edge", reason: "late" }), 50)), 5), code), "openai");
 });

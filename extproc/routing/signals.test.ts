@@ -1,0 +1,27 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { LatencyWindow, StickyTargets } from "./signals.ts";
+
+test("sticky targets: remembered per conversation, bounded, expiring", () => {
+  const sticky = new StickyTargets(2, 1000);
+  sticky.set("a", "edge", 0);
+  sticky.set("b", "cloud", 0);
+  assert.equal(sticky.get("a", 10), "edge");
+  sticky.set("c", "edge", 20); // over the bound: the least recently written ("a") goes
+  assert.equal(sticky.size, 2);
+  assert.equal(sticky.get("a", 30), undefined);
+  assert.equal(sticky.get("b", 30), "cloud");
+  assert.equal(sticky.get("c", 30), "edge");
+  assert.equal(sticky.get("c", 5000), undefined, "expired");
+  assert.equal(sticky.get(undefined), undefined);
+});
+
+test("latency window: median of the recent samples, none until there are enough", () => {
+  const w = new LatencyWindow(5);
+  for (const ms of [100, 200, 300, 400]) w.record(ms);
+  assert.equal(w.p50(), undefined);
+  w.record(500);
+  assert.equal(w.p50(), 300);
+  for (const ms of [2000, 2100, 2200]) w.record(ms);
+  assert.equal(w.p50(), 2000, "old samples roll out");
+});
