@@ -145,6 +145,10 @@ function messageText(message: Message): string {
   return text;
 }
 
+/** How much of a long input the marker patterns read: its head and its tail. */
+export const MARKER_HEAD = 1500;
+export const MARKER_TAIL = 500;
+
 export function estimateComplexity(messages: readonly Message[]): ComplexityEstimate {
   const stats: TextStats = { tokens: 0, cjk: 0, latinLetters: 0 };
   let userTurns = 0;
@@ -156,6 +160,9 @@ export function estimateComplexity(messages: readonly Message[]): ComplexityEsti
     if (message.role === "user" || message.role === "tool") marked += (marked === "" ? "" : "\n") + text;
   }
   const approxTokens = Math.round(stats.tokens + stats.cjk);
+  // Markers are read on the head and tail of long inputs (length counts everything): the
+  // decision stays cheap on pasted documents, and marker strengths saturate long before.
+  if (marked.length > MARKER_HEAD + MARKER_TAIL) marked = `${marked.slice(0, MARKER_HEAD)}\n${marked.slice(-MARKER_TAIL)}`;
   const lower = marked.toLowerCase();
 
   const crossTurnRefs = count(CROSS_REF, lower);

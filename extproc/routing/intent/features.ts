@@ -1,13 +1,13 @@
 /**
  * Hashed character n-gram features shared by training (`bench/intent/train.ts`) and inference
  * (`linear.ts`). Text is lowercased, whitespace runs collapse to one space, every ASCII digit
- * becomes `0`, and only the first 1,000 and last 200 characters are read. Every n-gram of length
+ * becomes `0`, and only the first 400 and last 150 characters are read. Every n-gram of length
  * 1–4 is hashed (FNV-1a, then a multiply-shift finaliser) into `2^BUCKET_BITS` buckets.
  */
 
 export const BUCKET_BITS = 14;
-export const HEAD_CHARS = 1000;
-export const TAIL_CHARS = 200;
+export const HEAD_CHARS = 400;
+export const TAIL_CHARS = 150;
 export const MAX_NGRAM = 4;
 
 const WINDOW = HEAD_CHARS + TAIL_CHARS + 3;

@@ -83,6 +83,10 @@ const RULES: readonly Rule[] = [
   { intent: "chitchat", score: 0.92, maxLength: 40, needs: "cjk", re: new RegExp(`^${P}(?:${ZH_SMALL_TALK})(?:${P}(?:${ZH_SMALL_TALK}))?${P}$`) },
 ];
 
+/** How much of a long prompt the patterns read: its head and its tail. */
+export const KEYWORD_HEAD = 600;
+export const KEYWORD_TAIL = 200;
+
 const HAS_CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const HAS_LATIN = /[a-z]/;
 
@@ -91,7 +95,8 @@ const HAS_LATIN = /[a-z]/;
  * checked (the last user message, or the system prompt); nothing is allocated on a miss.
  */
 export function matchKeywords(text: string): KeywordHit | undefined {
-  const lower = text.toLowerCase();
+  // Instructions sit at the start or the end of a prompt; a long pasted middle is not scanned.
+  const lower = (text.length <= KEYWORD_HEAD + KEYWORD_TAIL ? text : `${text.slice(0, KEYWORD_HEAD)}\n${text.slice(-KEYWORD_TAIL)}`).toLowerCase();
   const cjk = HAS_CJK.test(lower);
   const latin = HAS_LATIN.test(lower);
   for (const rule of RULES) {
