@@ -19,6 +19,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from "node:net";
 import { hasFixture, loadChunkLines, readFixtureBytes } from "./fixtures.ts";
 import { DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
+import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
 
 /** An Anthropic error the emulator writes itself (nothing was recorded): type and message. */
 export interface AnthropicErrorSpec {
@@ -128,24 +129,6 @@ function reject(status: number, type: string, message: string): Rejection {
   return { status, error: { type, message } };
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, rejectRead) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", rejectRead);
-  });
-}
-
-function parseJson(body: Buffer): unknown {
-  if (body.length === 0) return undefined;
-  try {
-    return JSON.parse(body.toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
 function sendBytes(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
   res.writeHead(status, { "content-type": "application/json", ...headers, "content-length": String(body.length) });
   res.end(body);
@@ -198,8 +181,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const queue: AnthropicQueuedResponse[] = [];
   const requests: RecordedAnthropicRequest[] = [];
-  const abortWaiters = new Set<() => void>();
-  let aborted = 0;
+  const aborts = new AbortCounter();
   let served = 0;
 
   async function replay(res: ServerResponse, record: RecordedAnthropicRequest, base: Record<string, string>): Promise<void> {
@@ -230,8 +212,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
     const outcome = await writePaced(res, planSseWrites(events, pacing), pacing.delayMs);
     record.stream = outcome;
     if (outcome.aborted) {
-      aborted += 1;
-      for (const wake of abortWaiters) wake();
+      aborts.increment();
     }
   }
 
@@ -273,7 +254,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
     port,
     requests,
     get aborted() {
-      return aborted;
+      return aborts.count;
     },
     get pending() {
       return queue.length;
@@ -290,26 +271,10 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       }
     },
     waitForAborted(count = 1, timeoutMs = 2000) {
-      return new Promise<void>((resolve, rejectWait) => {
-        const timer = setTimeout(() => {
-          abortWaiters.delete(check);
-          rejectWait(new Error(`Timed out after ${timeoutMs} ms waiting for ${count} aborted stream(s); saw ${aborted}`));
-        }, timeoutMs);
-        function check(): void {
-          if (aborted < count) return;
-          clearTimeout(timer);
-          abortWaiters.delete(check);
-          resolve();
-        }
-        abortWaiters.add(check);
-        check();
-      });
+      return aborts.waitFor(count, timeoutMs);
     },
     close() {
-      return new Promise<void>((resolve, rejectClose) => {
-        server.close((err) => (err ? rejectClose(err) : resolve()));
-        server.closeAllConnections();
-      });
+      return closeServer(server);
     },
   };
 }

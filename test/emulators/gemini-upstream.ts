@@ -25,6 +25,7 @@ import type { AddressInfo } from "node:net";
 import { embeddingVector } from "./embeddings.ts";
 import { fixturePath, hasFixture, loadChunkLines, readFixtureBytes } from "./fixtures.ts";
 import { DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
+import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
 
 /** The model methods the emulator serves. */
 export type GeminiAction = "generateContent" | "streamGenerateContent" | "embedContent" | "batchEmbedContents";
@@ -145,23 +146,6 @@ function errorBodyOf(name: string): Buffer | undefined {
   return hasRawStream(name) ? readFileSync(rawStreamPath(name)) : undefined;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return body.length === 0 ? undefined : (JSON.parse(body.toString("utf8")) as unknown);
-  } catch {
-    return undefined;
-  }
-}
-
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
   res.writeHead(status, { "content-type": "application/json; charset=UTF-8", ...headers, "content-length": String(body.length) });
   res.end(body);
@@ -202,8 +186,7 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const queue: GeminiQueuedResponse[] = [];
   const requests: GeminiRecordedRequest[] = [];
-  const abortWaiters = new Set<() => void>();
-  let aborted = 0;
+  const aborts = new AbortCounter();
 
   async function generate(res: ServerResponse, record: GeminiRecordedRequest, streaming: boolean): Promise<void> {
     const entry = queue.shift() ?? { fixture: defaultFixture };
@@ -223,8 +206,7 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
     res.socket?.setNoDelay(true);
     record.stream = await writePaced(res, planSseWrites(events, pacing), pacing.delayMs);
     if (record.stream.aborted) {
-      aborted += 1;
-      for (const wake of abortWaiters) wake();
+      aborts.increment();
     }
   }
 
@@ -301,7 +283,7 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
     port,
     requests,
     get aborted() {
-      return aborted;
+      return aborts.count;
     },
     get pending() {
       return queue.length;
@@ -314,26 +296,10 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
       }
     },
     waitForAborted(count = 1, timeoutMs = 2000) {
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          abortWaiters.delete(check);
-          reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${count} aborted stream(s); saw ${aborted}`));
-        }, timeoutMs);
-        function check(): void {
-          if (aborted < count) return;
-          clearTimeout(timer);
-          abortWaiters.delete(check);
-          resolve();
-        }
-        abortWaiters.add(check);
-        check();
-      });
+      return aborts.waitFor(count, timeoutMs);
     },
     close() {
-      return new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      });
+      return closeServer(server);
     },
   };
 }

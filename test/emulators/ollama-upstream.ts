@@ -27,6 +27,7 @@ import type { AddressInfo } from "node:net";
 import { embeddingVector } from "./embeddings.ts";
 import { fixturePath, hasFixture, readFixtureBytes } from "./fixtures.ts";
 import { DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
+import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
 
 /** Endpoints that consume queued fixtures. */
 export type OllamaQueueEndpoint = "chat" | "embed";
@@ -131,23 +132,6 @@ function routeOf(method: string, path: string): Route | undefined {
   return undefined;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return body.length === 0 ? undefined : JSON.parse(body.toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -196,8 +180,7 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
   const known = options.models ? new Set(options.models) : undefined;
   const queues: Record<OllamaQueueEndpoint, OllamaQueuedResponse[]> = { chat: [], embed: [] };
   const requests: OllamaRecordedRequest[] = [];
-  const abortWaiters = new Set<() => void>();
-  let aborted = 0;
+  const aborts = new AbortCounter();
 
   const unknownModel = (model: string): boolean => known !== undefined && !known.has(model) && !known.has(`${model}:latest`);
 
@@ -221,8 +204,7 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
     const outcome = await writePaced(res, writes, pacing.delayMs);
     record.stream = outcome;
     if (outcome.aborted) {
-      aborted += 1;
-      for (const wake of abortWaiters) wake();
+      aborts.increment();
     }
   }
 
@@ -285,7 +267,7 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
     port,
     requests,
     get aborted() {
-      return aborted;
+      return aborts.count;
     },
     get pending() {
       return queues.chat.length + queues.embed.length;
@@ -299,26 +281,10 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
       }
     },
     waitForAborted(count = 1, timeoutMs = 2000) {
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          abortWaiters.delete(check);
-          reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${count} aborted stream(s); saw ${aborted}`));
-        }, timeoutMs);
-        function check(): void {
-          if (aborted < count) return;
-          clearTimeout(timer);
-          abortWaiters.delete(check);
-          resolve();
-        }
-        abortWaiters.add(check);
-        check();
-      });
+      return aborts.waitFor(count, timeoutMs);
     },
     close() {
-      return new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      });
+      return closeServer(server);
     },
   };
 }

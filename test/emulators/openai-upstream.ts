@@ -17,6 +17,7 @@ import { hasFixture, loadChunkLines, loadSseEvents, readFixtureBytes } from "./f
 import { parseEmbeddingsRequest, synthesizeEmbeddings } from "./embeddings.ts";
 import { emulatorMisuse, invalidApiKey, invalidJson, invalidUrl, missingApiKey, type UpstreamError } from "./openai-errors.ts";
 import { chunkLinesToSseEvents, DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
+import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
 
 /** Endpoints that consume queued fixtures. */
 export type QueueEndpoint = "chat" | "embeddings";
@@ -97,24 +98,6 @@ function routeOf(method: string, path: string): Route | undefined {
   return undefined;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(body: Buffer): unknown {
-  if (body.length === 0) return undefined;
-  try {
-    return JSON.parse(body.toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
 function sendBytes(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
   res.writeHead(status, { "content-type": "application/json", ...headers, "content-length": String(body.length) });
   res.end(body);
@@ -143,8 +126,7 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const queues: Record<QueueEndpoint, QueuedResponse[]> = { chat: [], embeddings: [] };
   const requests: RecordedRequest[] = [];
-  const abortWaiters = new Set<() => void>();
-  let aborted = 0;
+  const aborts = new AbortCounter();
   let served = 0;
 
   async function replayChat(res: ServerResponse, record: RecordedRequest, base: Record<string, string>): Promise<void> {
@@ -166,8 +148,7 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
     const outcome = await writePaced(res, planSseWrites(events, pacing), pacing.delayMs);
     record.stream = outcome;
     if (outcome.aborted) {
-      aborted += 1;
-      for (const wake of abortWaiters) wake();
+      aborts.increment();
     }
   }
 
@@ -234,7 +215,7 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
     port,
     requests,
     get aborted() {
-      return aborted;
+      return aborts.count;
     },
     get pending() {
       return queues.chat.length + queues.embeddings.length;
@@ -248,26 +229,10 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
       }
     },
     waitForAborted(count = 1, timeoutMs = 2000) {
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          abortWaiters.delete(check);
-          reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${count} aborted stream(s); saw ${aborted}`));
-        }, timeoutMs);
-        function check(): void {
-          if (aborted < count) return;
-          clearTimeout(timer);
-          abortWaiters.delete(check);
-          resolve();
-        }
-        abortWaiters.add(check);
-        check();
-      });
+      return aborts.waitFor(count, timeoutMs);
     },
     close() {
-      return new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      });
+      return closeServer(server);
     },
   };
 }
