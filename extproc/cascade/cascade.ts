@@ -6,10 +6,11 @@
  * same canonical request goes to the cloud and that answer replaces the edge's. A client that
  * forced the edge (`x-gearbox-route: edge`, data that must stay in) is never upgraded.
  */
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest, Usage } from "../canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { GatewayError, toErrorResponse } from "../errors.ts";
 import type { Headers, Mutation, Outcome } from "../processor/outcome.ts";
+import { callCostUsd, roundUsd } from "../providers/cost.ts";
 import { resolveProvider } from "../routing/decide.ts";
 import { isObject, type JsonObject } from "../schemas/fields.ts";
 import { toOpenAIChatRequest } from "../schemas/openai-chat-emit.ts";
@@ -24,11 +25,18 @@ export interface CascadeEvent {
   edge_status: number;
   edge_confidence: number | null;
   edge_latency_ms: number;
+  edge_input_tokens?: number;
+  edge_output_tokens?: number;
   upgraded: boolean;
   upgrade_reason?: string;
   cloud_provider?: string;
   cloud_status?: number;
   cloud_latency_ms?: number;
+  cloud_model?: string;
+  cloud_input_tokens?: number;
+  cloud_output_tokens?: number;
+  /** What the upgrade cost at the provider's list price; `null` when the model has no price. */
+  cloud_cost_usd?: number | null;
 }
 
 export interface CascadeOptions {
@@ -86,6 +94,11 @@ export class EdgeCascade {
     };
     this.event = event;
     const completion = this.status === 200 ? parseJson(body) : undefined;
+    const edgeUsage = completion === undefined ? undefined : usageOf(completion);
+    if (edgeUsage) {
+      event.edge_input_tokens = edgeUsage.inputTokens;
+      event.edge_output_tokens = edgeUsage.outputTokens;
+    }
     const confident = completion !== undefined && scored !== null && scored >= threshold;
     if (confident || !this.o.upgrade || !this.o.config.route.fallback.enable) {
       if (completion === undefined) return this.answer(this.status, body, "edge", "edge_forced", headers);
@@ -104,11 +117,18 @@ export class EdgeCascade {
     const request: ChatRequest = { ...this.o.request, model: fallbackModel, stream: false };
     delete request.includeUsage;
     event.cloud_provider = provider.name;
+    event.cloud_model = upstreamModel;
     try {
       const plan = planChat("openai", provider, request, { ...this.o.rawRequest, stream: false, model: fallbackModel }, { upstreamModel, forceStreamUsage: false });
       const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))));
       event.cloud_status = answer.status;
       event.cloud_latency_ms = Math.round(answer.latencyMs * 100) / 100;
+      if (answer.usage) {
+        event.cloud_input_tokens = answer.usage.inputTokens;
+        event.cloud_output_tokens = answer.usage.outputTokens;
+        const cost = callCostUsd(provider, upstreamModel, answer.usage);
+        event.cloud_cost_usd = cost === undefined ? null : roundUsd(cost);
+      }
       const completion = answer.status === 200 ? parseJson(answer.bytes) : undefined;
       const bytes = completion ? this.clientBytes(completion) : answer.bytes;
       return this.answer(answer.status, bytes, "cloud", `upgrade:${event.upgrade_reason ?? ""}`, {}, event.upgrade_reason);
@@ -142,6 +162,13 @@ export class EdgeCascade {
     const { body } = toErrorResponse(err, this.o.requestId);
     return this.answer(err.status, body, "cloud", `upgrade_failed:${event.upgrade_reason ?? ""}`, {}, event.upgrade_reason);
   }
+}
+
+/** Token counts of an OpenAI completion's `usage`, when it has them. */
+function usageOf(completion: JsonObject): Usage | undefined {
+  const usage = completion.usage;
+  if (!isObject(usage) || typeof usage.prompt_tokens !== "number" || typeof usage.completion_tokens !== "number") return undefined;
+  return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens, totalTokens: usage.prompt_tokens + usage.completion_tokens };
 }
 
 function parseJson(body: Buffer): JsonObject | undefined {

@@ -59,6 +59,18 @@ export const routeSchema = z.strictObject({
       upgrade_target: z.enum(["cloud"]).default("cloud"),
     })
     .default({ enable: true, confidence_threshold: 0.6, upgrade_target: "cloud" }),
+  /** Ask the edge model for the intent when the built-in classifier has no confident label. */
+  edge_intent: z
+    .strictObject({
+      enable: z.boolean().default(false),
+      /** The edge model to ask; default `edge.default_model`. */
+      model: z.string().min(1).optional(),
+      /** The most the decision waits for it; the built-in intent stands after that. */
+      timeout_ms: z.number().int().positive().max(10_000).default(300),
+      /** Edge labels under this confidence are not used. */
+      min_confidence: z.number().min(0).max(1).default(0.5),
+    })
+    .prefault({}),
 });
 
 export const configSchema = z.strictObject({

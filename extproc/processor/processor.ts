@@ -16,8 +16,10 @@ import { EdgeAgents } from "../cascade/edge-agents.ts";
 import { decideRoute, parseRouteHint, type RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
 import { estimateComplexity } from "../routing/complexity.ts";
-import { LatencyWindow, StickyTargets } from "../routing/signals.ts";
+import { CloudSpend, LatencyWindow, StickyTargets } from "../routing/signals.ts";
+import { callCostUsd, roundUsd } from "../providers/cost.ts";
 import { classifyIntent } from "../routing/intent/classify.ts";
+import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
 import { decidePolicy, decideWithPlugins, policyConfigFrom, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
@@ -34,6 +36,8 @@ export interface ProcessorDeps {
   logger: Logger;
   /** Routing policy plugins, loaded at start from `route.plugins`. */
   plugins?: readonly PolicyPlugin[];
+  /** This month's cloud spend (the budget steps' input); one per process unless given. */
+  cloudSpend?: CloudSpend;
 }
 
 /** The routing policy of a config, built once. */
@@ -51,6 +55,9 @@ function signalsFor(config: GatewayConfig): { sticky: StickyTargets; cloudLatenc
   if (!signals) SIGNALS.set(config, (signals = { sticky: new StickyTargets(), cloudLatency: new LatencyWindow() }));
   return signals;
 }
+
+/** The process's cloud spend: a month's budget outlives config reloads. */
+const PROCESS_CLOUD_SPEND = new CloudSpend();
 
 /** One edge-agent set per config (its round-robin turn is shared by every request). */
 const EDGE_AGENTS = new WeakMap<GatewayConfig, EdgeAgents>();
@@ -79,8 +86,15 @@ export class RequestProcessor {
   private usage: Usage | undefined;
   private readonly startedAt = performance.now();
   private logged = false;
+  /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
+  private edgeIntent: string | undefined;
+  private edgeIntentUsed = false;
 
-  constructor(private readonly deps: ProcessorDeps) {}
+  private readonly cloudSpend: CloudSpend;
+
+  constructor(private readonly deps: ProcessorDeps) {
+    this.cloudSpend = deps.cloudSpend ?? PROCESS_CLOUD_SPEND;
+  }
 
   /** True when the request's path is not an API Gearbox handles (it passes through untouched). */
   get passthrough(): boolean {
@@ -148,12 +162,48 @@ export class RequestProcessor {
     }
     this.parsed = parsed.value;
     const plugins = this.deps.plugins ?? [];
-    const input = plugins.length > 0 ? this.policyInputIfConsulted(parsed.value) : undefined;
+    const askEdge = this.deps.config.route.edge_intent.enable;
+    const input = plugins.length > 0 || askEdge ? this.policyInputIfConsulted(parsed.value) : undefined;
     if (input) {
-      // Policy plugins may await: the decision (and this phase's answer) waits for them.
-      return decideWithPlugins(input, policyFor(this.deps.config), plugins).then((decided) => this.route(parsed.value, json as JsonObject, decided));
+      // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
+      const policy = policyFor(this.deps.config);
+      return this.withEdgeIntent(input, parsed.value)
+        .then((refined) => (plugins.length > 0 ? decideWithPlugins(refined, policy, plugins) : decidePolicy(refined, policy)))
+        .then((decided) => this.route(parsed.value, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
     }
     return this.route(parsed.value, json as JsonObject);
+  }
+
+  /**
+   * The policy input with the edge model's intent when the built-in classifier had no confident
+   * label and `route.edge_intent` is on; unchanged otherwise, and on any failure.
+   */
+  private async withEdgeIntent(input: PolicyInput, parsed: ParsedCall): Promise<PolicyInput> {
+    const config = this.deps.config;
+    const options = config.route.edge_intent;
+    const policy = policyFor(config);
+    const hinted = policy.allowClientIntent && input.clientIntentHint !== undefined && input.clientIntentHint !== "";
+    if (!options.enable || hinted || parsed.call.endpoint !== "chat") return input;
+    if (input.intent !== "unknown" && input.intentConfidence >= policy.intentMinConfidence) return input;
+    const model = options.model ?? config.edge.default_model;
+    const agent = model === undefined ? undefined : edgeAgentsFor(config).pick(model, this.requestHeadersSeen["x-gearbox-node"]);
+    if (model === undefined || agent === undefined) {
+      this.edgeIntent = "no_agent";
+      return input;
+    }
+    const result = await classifyOnEdge(parsed.call.request.messages, { address: agent.address, model, timeoutMs: options.timeout_ms, requestId: this.requestId });
+    if (result.kind !== "label") {
+      this.edgeIntent = result.kind === "failed" ? result.reason : "no_label";
+      return input;
+    }
+    if (result.confidence < options.min_confidence) {
+      this.edgeIntent = `low_confidence:${result.intent}@${result.confidence.toFixed(3)}`;
+      return input;
+    }
+    this.edgeIntent = `${result.intent}@${result.confidence.toFixed(3)}`;
+    this.edgeIntentUsed = true;
+    // The label passed the edge layer's own bar (`min_confidence`); the rules take it as given.
+    return { ...input, intent: result.intent, intentConfidence: Math.max(result.confidence, policy.intentMinConfidence) };
   }
 
   /** Sends a parsed call to the edge (cascade) or to its cloud provider. */
@@ -310,12 +360,28 @@ export class RequestProcessor {
     return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason });
   }
 
-  /** The conversation's last target and the cloud's recent latency, when known. */
-  private liveSignals(): { stickyTarget?: "edge" | "cloud"; cloudLatencyP50Ms?: number } {
+  /** The conversation's last target, the cloud's recent latency and the budget spent, when known. */
+  private liveSignals(): Pick<PolicyInput, "stickyTarget" | "cloudLatencyP50Ms" | "budget"> {
     const signals = signalsFor(this.deps.config);
     const sticky = signals.sticky.get(this.requestHeadersSeen["x-gearbox-conversation-id"]);
     const latency = signals.cloudLatency.p50();
-    return { ...(sticky && { stickyTarget: sticky }), ...(latency !== undefined && { cloudLatencyP50Ms: latency }) };
+    const budget = policyFor(this.deps.config).dynamic.monthlyCloudBudgetUsd;
+    return {
+      ...(sticky && { stickyTarget: sticky }),
+      ...(latency !== undefined && { cloudLatencyP50Ms: latency }),
+      ...(budget !== undefined && { budget: { cloudSpentFraction: this.cloudSpend.fraction(budget) } }),
+    };
+  }
+
+  /**
+   * What this request cost in the cloud: the upgrade of an edge cascade, or the cloud call's
+   * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
+   */
+  private cloudCost(): number | null | undefined {
+    if (this.cascade) return this.cascade.event?.cloud_cost_usd ?? (this.cascade.event?.upgraded ? undefined : 0);
+    if (!this.decision || !this.usage) return undefined;
+    const cost = callCostUsd(this.decision.provider, this.decision.upstreamModel, this.usage);
+    return cost === undefined ? null : roundUsd(cost);
   }
 
   /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
@@ -365,6 +431,8 @@ export class RequestProcessor {
     this.logged = true;
     this.phase = "done";
     const target = this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target;
+    const cost = this.cloudCost();
+    if (typeof cost === "number") this.cloudSpend.add(cost);
     if (target && !error) {
       const signals = signalsFor(this.deps.config);
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
@@ -382,10 +450,12 @@ export class RequestProcessor {
         upstream_model: this.decision?.upstreamModel,
         reason: this.decision?.reason,
         policy: this.policy?.reason,
+        edge_intent: this.edgeIntent,
         status: error?.status ?? this.status,
         error_code: error?.code ?? undefined,
         input_tokens: this.usage?.inputTokens,
         output_tokens: this.usage?.outputTokens,
+        cost_usd: cost,
         duration_ms: Math.round((performance.now() - this.startedAt) * 100) / 100,
       },
       "request",

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { describe, test } from "node:test";
+import { pino } from "pino";
 import { parseConfigText, resolveConfig } from "../config/load.ts";
 import { silentLogger } from "../telemetry/logger.ts";
 import { createPlugin } from "../routing/policy/index.ts";
+import { CloudSpend } from "../routing/signals.ts";
 import { RequestProcessor } from "./processor.ts";
 import type { Outcome } from "./outcome.ts";
 
@@ -93,4 +95,66 @@ test("a policy plugin decides (asynchronously); a failing one leaves the built-i
   assert.equal(await run(createPlugin("pin-edge", () => ({ target: "edge", reason: "tenant_on_prem" })), code), "edge");
   assert.equal(await run(createPlugin("broken", () => { throw new Error("boom"); }), code), "openai");
   assert.equal(await run(createPlugin("slow", () => new Promise((r) => setTimeout(() => r({ target: "edge", reason: "late" }), 50)), 5), code), "openai");
+});
+
+describe("the dynamic layer's budget input: the cloud spend this replica recorded", () => {
+  const BUDGET = CONFIG.replace("route:\n", "route:\n  dynamic:\n    monthly_cloud_budget_usd: 0.01\n    budget_steps: [{ spent_above: 0.6, threshold: 0.95 }]\n").replace(
+    "api_key_env: K }",
+    "api_key_env: K, pricing: { gpt-4o: { input: 2.5, output: 10 } } }",
+  );
+  const load = () => {
+    const raw = parseConfigText(BUDGET, "brief.yaml");
+    assert.ok(raw.ok, !raw.ok ? raw.errors.join() : "");
+    const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
+    assert.ok(config.ok, !config.ok ? config.errors.join() : "");
+    return config.value;
+  };
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  /** A chat call through the processor; a cloud call is answered with `usage`. */
+  function call(config: ReturnType<typeof load>, spend: CloudSpend, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) {
+    const p = new RequestProcessor({ config, logger, cloudSpend: spend });
+    p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
+    const out = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }] }))));
+    assert.ok(out.kind === "continue");
+    const headers = out.mutation?.setHeaders ?? {};
+    if (usage && headers["x-gearbox-upstream"] === "openai") {
+      p.responseHeaders({ ":status": "200", "content-type": "application/json" }, false);
+      const completion = { id: "c", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } };
+      sync(p.responseBody(Buffer.from(JSON.stringify(completion)), true));
+    }
+    return headers;
+  }
+  // Intent qa, complexity about 0.8 (proof + why + explain): over the base 0.7, under 0.95.
+  const HARDISH = "Prove that there are infinitely many primes and explain why the proof works.";
+
+  test("the request log carries what a cloud call cost, and the spend adds it up", () => {
+    const spend = new CloudSpend();
+    const headers = call(load(), spend, "Write a Python function that parses ISO dates.", { prompt_tokens: 1000, completion_tokens: 200 });
+    assert.equal(headers["x-gearbox-upstream"], "openai");
+    const expected = (1000 * 2.5 + 200 * 10) / 1e6;
+    assert.equal(spend.spentUsd(), expected);
+    const line = lines.findLast((l) => l.msg === "request");
+    assert.equal(line?.cost_usd, expected);
+  });
+
+  test("past 60 % of the monthly budget the cloud threshold rises to 0.95 and the reason says so", () => {
+    const config = load();
+    const spend = new CloudSpend();
+    const before = call(config, spend, HARDISH);
+    assert.equal(before["x-gearbox-upstream"], "openai", `under budget: ${before["x-gearbox-reason"]}`);
+    // Two code requests answered by the cloud: 2 × 0.0045 USD of a 0.01 budget = 90 %.
+    for (let i = 0; i < 2; i++) call(config, spend, "Write a Python function that parses ISO dates.", { prompt_tokens: 1000, completion_tokens: 200 });
+    assert.ok(spend.fraction(0.01) > 0.6);
+    const p = new RequestProcessor({ config, logger, cloudSpend: spend });
+    p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
+    const out = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: HARDISH }] }))));
+    assert.ok(out.kind === "continue");
+    assert.equal(out.mutation?.setHeaders?.["x-gearbox-upstream"], "edge");
+    // A confident edge answer: the client sees why the request stayed on the edge.
+    p.responseHeaders({ ":status": "200", "content-type": "application/json", "x-gearbox-confidence": "0.9" }, false);
+    const answer = sync(p.responseBody(Buffer.from(JSON.stringify({ id: "e", object: "chat.completion", created: 1, model: "qwen-small", choices: [{ index: 0, message: { role: "assistant", content: "…" }, finish_reason: "stop" }] })), true));
+    assert.ok(answer.kind === "continue");
+    assert.match(answer.mutation?.setHeaders?.["x-gearbox-reason"] ?? "", /dynamic:budget_spent>0\.6;complexity=0\.\d+<0\.95/);
+  });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LatencyWindow, StickyTargets } from "./signals.ts";
+import { CloudSpend, LatencyWindow, StickyTargets } from "./signals.ts";
 
 test("sticky targets: remembered per conversation, bounded, expiring", () => {
   const sticky = new StickyTargets(2, 1000);
@@ -24,4 +24,16 @@ test("latency window: median of the recent samples, none until there are enough"
   assert.equal(w.p50(), 300);
   for (const ms of [2000, 2100, 2200]) w.record(ms);
   assert.equal(w.p50(), 2000, "old samples roll out");
+});
+
+test("cloud spend: adds up within a UTC month, starts again in the next, ignores nonsense", () => {
+  const spend = new CloudSpend();
+  const nov = Date.UTC(2026, 10, 30, 23, 59);
+  spend.add(120, nov);
+  spend.add(0.5, nov);
+  spend.add(-3, nov);
+  spend.add(Number.NaN, nov);
+  assert.equal(spend.spentUsd(nov), 120.5);
+  assert.equal(spend.fraction(200, nov), 0.6025);
+  assert.equal(spend.spentUsd(Date.UTC(2026, 11, 1, 0, 1)), 0, "December starts at zero");
 });

@@ -1,7 +1,8 @@
 /**
  * Live inputs of the routing policy kept in process: which target a conversation used last
- * (stickiness) and the cloud's recent latency (the dynamic layer). In-memory and bounded; a
- * replica set shares nothing here yet (the shared stores come with Redis).
+ * (stickiness), the cloud's recent latency and this month's cloud spend (the dynamic layer).
+ * In-memory and bounded; a replica set shares nothing here yet (the shared stores come with
+ * Redis).
  */
 
 /** Last target per conversation, least recently used first out, with a time to live. */
@@ -58,5 +59,38 @@ export class LatencyWindow {
     if (this.samples.length < 5) return undefined;
     const sorted = [...this.samples].sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)];
+  }
+}
+
+/**
+ * Cloud spend of the current calendar month (UTC), in USD, as this replica saw it: the input of
+ * the dynamic layer's budget steps. A new month starts from zero.
+ */
+export class CloudSpend {
+  private month = "";
+  private usd = 0;
+
+  add(usd: number, now = Date.now()): void {
+    if (!Number.isFinite(usd) || usd <= 0) return;
+    this.roll(now);
+    this.usd += usd;
+  }
+
+  spentUsd(now = Date.now()): number {
+    this.roll(now);
+    return this.usd;
+  }
+
+  /** Share of `budgetUsd` spent this month (may exceed 1). */
+  fraction(budgetUsd: number, now = Date.now()): number {
+    return this.spentUsd(now) / budgetUsd;
+  }
+
+  private roll(now: number): void {
+    const month = new Date(now).toISOString().slice(0, 7);
+    if (month !== this.month) {
+      this.month = month;
+      this.usd = 0;
+    }
   }
 }

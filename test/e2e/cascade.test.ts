@@ -17,6 +17,7 @@ import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
 import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
 import { ModelRegistry } from "../../edge-agent/registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
+import { labellingRequest, parseIntentLabel } from "../../extproc/routing/intent/edge-classifier.ts";
 import { silentLogger } from "../../extproc/telemetry/logger.ts";
 import { loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
@@ -66,12 +67,19 @@ function gatewayConfig(threshold: number, agentAddress = `127.0.0.1:${agent.port
 for (const transport of ["front door", "envoy + ext_proc"] as const) {
   describe(`cascade via ${transport}`, () => {
     const closers: (() => Promise<void>)[] = [];
+    const gateways: TestGateway[] = [];
+    const latestGateway = (): TestGateway => {
+      const g = gateways.at(-1);
+      assert.ok(g);
+      return g;
+    };
     after(async () => {
       for (const close of closers.reverse()) await close();
     });
 
     async function clientFor(threshold: number, agentAddress?: string): Promise<OpenAI> {
       const gateway: TestGateway = await startTestGateway(gatewayConfig(threshold, agentAddress));
+      gateways.push(gateway);
       closers.push(() => gateway.close());
       let base = `http://127.0.0.1:${gateway.frontDoor.port}`;
       if (transport === "envoy + ext_proc") {
@@ -90,7 +98,7 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       return new OpenAI({ baseURL: `${base}/v1`, apiKey: "client", maxRetries: 0 });
     }
 
-    test("a weak edge answer is upgraded: the client gets the cloud's, never the edge's", async () => {
+    test("a weak edge answer is upgraded: the client gets the cloud's, never the edge's; the log records the upgrade and its cost", async () => {
       const client = await clientFor(Math.min(0.999, edgeConfidence + 0.05));
       const seen = cloud.requests.length;
       const { data, response } = await client.chat.completions.create(ASK).withResponse();
@@ -99,6 +107,17 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       assert.match(response.headers.get("x-gearbox-fallback") ?? "", /^low_confidence:/);
       assert.equal((cloud.requests[seen]?.json as { model: string }).model, "gpt-4.1-nano");
       assert.equal(cloud.requests[seen]?.headers.authorization, `Bearer ${KEY}`);
+      const line = latestGateway().logs.findLast((l) => l.msg === "request");
+      const event = line?.cascade as Record<string, unknown> | undefined;
+      assert.equal(event?.upgraded, true);
+      assert.equal(Number(event?.edge_confidence).toFixed(4), edgeConfidence.toFixed(4));
+      assert.ok(typeof event?.edge_latency_ms === "number" && typeof event.cloud_latency_ms === "number");
+      assert.equal(event?.cloud_model, "gpt-4.1-nano");
+      const usage = data.usage;
+      assert.ok(usage, "the cloud's usage reaches the client");
+      const expected = Math.round(((usage.prompt_tokens * 0.1 + usage.completion_tokens * 0.4) / 1e6) * 1e6) / 1e6;
+      assert.equal(event?.cloud_cost_usd, expected, "the upgrade's cost at gpt-4.1-nano's list price");
+      assert.equal(line?.cost_usd, expected);
     });
 
     test("a weak edge answer to a streaming client: the stream carries the cloud's answer", async () => {
@@ -139,3 +158,34 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
     });
   });
 }
+
+test("the edge intent layer asks the real edge agent; the gateway's use of its answer is what the answer says", async () => {
+  // What the tiny model answers to the labelling prompt, asked directly (greedy: deterministic).
+  const vague = [{ role: "user" as const, content: "hmm so about that thing with the numbers from before" }];
+  const direct = await fetch(`http://127.0.0.1:${agent.port}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(labellingRequest(vague, "tiny")),
+  });
+  assert.equal(direct.status, 200);
+  const answer = ((await direct.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content ?? "";
+  const label = parseIntentLabel(answer);
+  const confidence = Number(direct.headers.get("x-gearbox-confidence")).toFixed(3);
+
+  const gateway = await startTestGateway(
+    testConfig(
+      `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: K }\n` +
+        `edge:\n  agents: [{ address: '127.0.0.1:${agent.port}', models: [tiny] }]\n  default_model: tiny\n` +
+        `route:\n  intent_min_confidence: 0.99\n  fallback: { enable: true, confidence_threshold: 0.99 }\n  edge_intent: { enable: true, timeout_ms: 5000, min_confidence: 0 }\n`,
+      { K: KEY },
+    ),
+  );
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client", maxRetries: 0 });
+    await client.chat.completions.create({ model: "gpt-4.1-nano", messages: vague, max_tokens: 8 });
+    const line = gateway.logs.findLast((l) => l.msg === "request");
+    assert.equal(line?.edge_intent, label === undefined ? "no_label" : `${label}@${confidence}`, `tiny model answered ${JSON.stringify(answer)}`);
+  } finally {
+    await gateway.close();
+  }
+});

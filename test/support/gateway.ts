@@ -2,7 +2,7 @@
 import { parseConfigText, resolveConfig, type GatewayConfig } from "../../extproc/config/load.ts";
 import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
 import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { pino } from "pino";
 
 export interface TestGateway {
   config: GatewayConfig;
@@ -11,6 +11,8 @@ export interface TestGateway {
   /** `http://127.0.0.1:<port>/v1`, the OpenAI SDK's `baseURL` for the front door. */
   baseURL: string;
   extProcAddress: string;
+  /** Every log line the gateway wrote (request log included), parsed. */
+  logs: Record<string, unknown>[];
   close(): Promise<void>;
 }
 
@@ -35,7 +37,9 @@ ${extra}`;
 }
 
 export async function startTestGateway(config: GatewayConfig): Promise<TestGateway> {
-  const deps = { config, logger: silentLogger() };
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const deps = { config, logger };
   const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
   const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
   return {
@@ -44,6 +48,7 @@ export async function startTestGateway(config: GatewayConfig): Promise<TestGatew
     extProc,
     baseURL: `http://127.0.0.1:${frontDoor.port}/v1`,
     extProcAddress: `127.0.0.1:${extProc.port}`,
+    logs,
     close: async () => {
       await Promise.all([frontDoor.close(), extProc.drain(1000)]);
     },

@@ -16,6 +16,7 @@ route:
     edge_models: [qwen2.5-3b, llama-3.2-3b]
     sticky: false
   dynamic:
+    monthly_cloud_budget_usd: 1200
     budget_steps: [{ spent_above: 0.6, threshold: 0.85 }]
     latency_steps: [{ p50_above_ms: 2000, threshold: 0.8 }]
   plugins:
@@ -37,7 +38,7 @@ describe("policy config", () => {
     assert.equal(c.heuristic.complexityThreshold, 0.65);
     assert.deepEqual([...(c.heuristic.edgeModels ?? [])], ["qwen2.5-3b", "llama-3.2-3b"]);
     assert.equal(c.heuristic.sticky, false);
-    assert.deepEqual(c.dynamic, { budgetSteps: [{ spentAbove: 0.6, threshold: 0.85 }], latencySteps: [{ p50AboveMs: 2000, threshold: 0.8 }] });
+    assert.deepEqual(c.dynamic, { monthlyCloudBudgetUsd: 1200, budgetSteps: [{ spentAbove: 0.6, threshold: 0.85 }], latencySteps: [{ p50AboveMs: 2000, threshold: 0.8 }] });
     assert.deepEqual(c.plugins, [{ name: "tenant-pin", module: "./plugins/tenant-pin.mjs", timeoutMs: 10 }]);
   });
 
@@ -64,5 +65,12 @@ describe("policy config", () => {
     assert.ok(errors.some((e) => e.startsWith("route.plugins.1.name: duplicate")), errors.join("\n"));
     const typo = parsePolicyConfig({ heuristic: { complexity_treshold: 0.5 } });
     assert.equal(typo.ok, false);
+  });
+
+  test("budget steps without a monthly budget are refused: there would be nothing to measure against", () => {
+    const bad = parsePolicyConfig({ dynamic: { budget_steps: [{ spent_above: 0.6, threshold: 0.85 }] } });
+    assert.equal(bad.ok, false);
+    assert.match(bad.ok ? "" : bad.errors.join("\n"), /route\.dynamic\.monthly_cloud_budget_usd: budget_steps need/);
+    assert.equal(parsePolicyConfig({ dynamic: { monthly_cloud_budget_usd: 0 } }).ok, false);
   });
 });

@@ -35,6 +35,7 @@ export function policyConfigFrom(route: RouteYaml): PolicyConfig {
       sticky: route.heuristic?.sticky ?? POLICY_DEFAULTS.sticky,
     },
     dynamic: {
+      ...(route.dynamic?.monthly_cloud_budget_usd === undefined ? {} : { monthlyCloudBudgetUsd: route.dynamic.monthly_cloud_budget_usd }),
       budgetSteps: (route.dynamic?.budget_steps ?? []).map((s) => ({ spentAbove: s.spent_above, threshold: s.threshold })),
       latencySteps: (route.dynamic?.latency_steps ?? []).map((s) => ({ p50AboveMs: s.p50_above_ms, threshold: s.threshold })),
     },

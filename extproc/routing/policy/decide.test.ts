@@ -163,6 +163,7 @@ describe("dynamic thresholds", () => {
   const dyn = configFrom(`
 route:
   dynamic:
+    monthly_cloud_budget_usd: 500
     budget_steps:
       - { spent_above: 0.6, threshold: 0.85 }
       - { spent_above: 0.9, threshold: 0.95 }

@@ -21,7 +21,7 @@ const config = policyConfigFrom({
     { when: { intent: ["summarize", "intent_classify", "extract_entity"], estimated_complexity: "low" }, target: "edge" },
     { when: { intent: ["code_gen", "multi_hop_reasoning", "math"] }, target: "cloud" },
   ],
-  dynamic: { budget_steps: [{ spent_above: 0.6, threshold: 0.85 }], latency_steps: [] },
+  dynamic: { monthly_cloud_budget_usd: 1000, budget_steps: [{ spent_above: 0.6, threshold: 0.85 }], latency_steps: [] },
 });
 
 function once(): string {

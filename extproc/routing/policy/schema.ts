@@ -43,10 +43,17 @@ export const routePolicyShape = {
     .prefault({}),
   dynamic: z
     .strictObject({
+      /** The cloud budget of a calendar month (UTC), in USD; `budget_steps` read the share spent. */
+      monthly_cloud_budget_usd: z.number().positive().optional(),
       budget_steps: z.array(z.strictObject({ spent_above: fraction, threshold: fraction })).default([]),
       latency_steps: z.array(z.strictObject({ p50_above_ms: z.number().min(0), threshold: fraction })).default([]),
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((dynamic, ctx) => {
+      if (dynamic.budget_steps.length > 0 && dynamic.monthly_cloud_budget_usd === undefined) {
+        ctx.addIssue({ code: "custom", path: ["monthly_cloud_budget_usd"], message: "budget_steps need monthly_cloud_budget_usd: the share spent is measured against it" });
+      }
+    }),
   plugins: z
     .array(
       z.strictObject({

@@ -82,7 +82,7 @@ export interface PolicyConfig {
     /** Keep a conversation on its previous target unless complexity reaches the threshold. */
     sticky: boolean;
   };
-  dynamic: { budgetSteps: readonly BudgetStep[]; latencySteps: readonly LatencyStep[] };
+  dynamic: { monthlyCloudBudgetUsd?: number; budgetSteps: readonly BudgetStep[]; latencySteps: readonly LatencyStep[] };
   /** Honour `x-gearbox-route: edge|cloud`. */
   allowClientRoute: boolean;
   /** Honour a client's intent hint in place of the classifier's intent. */

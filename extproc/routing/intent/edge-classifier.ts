@@ -1,0 +1,92 @@
+/**
+ * The optional third intent layer: ask the edge model itself. When the pattern layer and the
+ * n-gram model leave a request `unknown` (or under `intent_min_confidence`) and
+ * `route.edge_intent.enable` is on, Gearbox sends the edge agent a short labelling prompt and
+ * reads the first intent label in its answer; the agent's `x-gearbox-confidence` is the label's
+ * confidence. It costs one short edge generation, bounded by `timeout_ms`; a timeout, an error,
+ * an answer without a label or a confidence under `min_confidence` leave the intent as it was.
+ */
+import type { Message } from "../../canonical/types.ts";
+import { readAll, sendUpstream } from "../../http/upstream-client.ts";
+import { INTENTS, type Intent } from "./intents.ts";
+
+export interface EdgeIntentOptions {
+  /** `host:port` of the edge agent. */
+  address: string;
+  model: string;
+  timeoutMs: number;
+  requestId?: string;
+}
+
+export type EdgeIntentResult =
+  | { kind: "label"; intent: Intent; confidence: number }
+  | { kind: "no_label"; answer: string }
+  | { kind: "failed"; reason: string };
+
+/** The last user message is what gets labelled; long ones are cut to their head and tail. */
+const HEAD = 800;
+const TAIL = 200;
+const LABELS = INTENTS.filter((i) => i !== "unknown");
+
+const SYSTEM = [
+  "You label the task a user message asks for. Answer with exactly one label and nothing else.",
+  `Labels: ${LABELS.join(", ")}.`,
+  "qa: a factual question; chitchat: greetings and small talk; multi_hop_reasoning: a question that needs several reasoning steps.",
+].join("\n");
+
+function lastUserText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role !== "user") continue;
+    if (typeof m.content === "string") return m.content;
+    if (m.content === null) return "";
+    return m.content.map((p) => (p.type === "text" ? p.text : "")).join("\n");
+  }
+  return "";
+}
+
+/** The chat request the edge agent gets (OpenAI schema, greedy, a few tokens). */
+export function labellingRequest(messages: readonly Message[], model: string): Record<string, unknown> {
+  let text = lastUserText(messages);
+  if (text.length > HEAD + TAIL) text = `${text.slice(0, HEAD)}\n…\n${text.slice(-TAIL)}`;
+  return {
+    model,
+    messages: [
+      { role: "system", content: SYSTEM },
+      { role: "user", content: `Message:\n"""\n${text}\n"""\nLabel:` },
+    ],
+    max_tokens: 8,
+    temperature: 0,
+  };
+}
+
+const LABEL_PATTERN = new RegExp(`(?<![a-z_])(${LABELS.map((l) => l.replace(/_/g, "[ _-]?")).join("|")})(?![a-z_])`);
+
+/** The first intent label in a model's answer ("Label: code_gen", "math.", "Extract entity"), if any. */
+export function parseIntentLabel(answer: string): Intent | undefined {
+  const match = LABEL_PATTERN.exec(answer.toLowerCase());
+  if (!match?.[1]) return undefined;
+  const label = match[1].replace(/[ -]/g, "_");
+  return LABELS.find((l) => l === label || l.replace(/_/g, "") === label.replace(/_/g, ""));
+}
+
+/** Asks the edge agent for the intent of `messages`. Never throws. */
+export async function classifyOnEdge(messages: readonly Message[], options: EdgeIntentOptions): Promise<EdgeIntentResult> {
+  const body = Buffer.from(JSON.stringify(labellingRequest(messages, options.model)));
+  const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(body.length), ...(options.requestId && { "x-request-id": options.requestId }) };
+  try {
+    const res = await sendUpstream(new URL(`http://${options.address}/v1/chat/completions`), headers, body, AbortSignal.timeout(options.timeoutMs));
+    const bytes = await readAll(res);
+    if (res.statusCode !== 200) return { kind: "failed", reason: `edge_status:${res.statusCode ?? 0}` };
+    const completion = JSON.parse(bytes.toString("utf8")) as { choices?: { message?: { content?: unknown } }[] };
+    const content = completion.choices?.[0]?.message?.content;
+    const answer = typeof content === "string" ? content : "";
+    const intent = parseIntentLabel(answer);
+    if (intent === undefined) return { kind: "no_label", answer: answer.slice(0, 40) };
+    const confidence = Number(res.headers["x-gearbox-confidence"]);
+    return { kind: "label", intent, confidence: Number.isFinite(confidence) ? confidence : 0 };
+  } catch (err) {
+    const name = (err as Error).name;
+    return { kind: "failed", reason: name === "TimeoutError" || name === "AbortError" ? "timeout" : `error:${(err as Error).message.slice(0, 60)}` };
+  }
+}
