@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import { adsService } from "../xds/protos.ts";
 
 const BIN = fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url));
 
@@ -14,8 +16,14 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `gearbox …` in `cwd`; `whenReady` is called once stdout shows the front door line. */
-function gearbox(args: string[], cwd: string, env: NodeJS.ProcessEnv, whenReady?: (stdout: string, stop: () => void) => void): Promise<Run> {
+/** Runs `gearbox …` in `cwd`; `onReady` is called once stdout matches `readyLine` (the front door line by default). */
+function gearbox(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  onReady?: (stdout: string, stop: () => void) => void,
+  readyLine = /front door\s+http:\/\/\S+:\d+/,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env } });
     let stdout = "";
@@ -24,9 +32,9 @@ function gearbox(args: string[], cwd: string, env: NodeJS.ProcessEnv, whenReady?
     const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
     child.stdout.on("data", (d: Buffer) => {
       stdout += d.toString();
-      if (!ready && whenReady && /front door\s+http:\/\/\S+:\d+/.test(stdout)) {
+      if (!ready && onReady && readyLine.test(stdout)) {
         ready = true;
-        whenReady(stdout, () => child.kill("SIGTERM"));
+        onReady(stdout, () => child.kill("SIGTERM"));
       }
     });
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -42,7 +50,7 @@ const freshDir = () => mkdtempSync(path.join(tmpdir(), "gearbox-cli-"));
 
 test("gearbox serve: starts on embedded defaults, says what runs and what is not configured, drains on SIGTERM", async () => {
   let health = 0;
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0" }, (stdout, stop) => {
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0" }, (stdout, stop) => {
     const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
     fetch(`http://127.0.0.1:${port}/healthz`)
       .then((res) => (health = res.status))
@@ -53,6 +61,8 @@ test("gearbox serve: starts on embedded defaults, says what runs and what is not
   assert.equal(health, 200);
   assert.match(run.stdout, /config \(none found: embedded defaults\)/);
   assert.match(run.stdout, /ext_proc gRPC\s+0\.0\.0\.0:\d+/);
+  assert.match(run.stdout, /control plane\s+0\.0\.0\.0:\d+/);
+  assert.match(run.stdout, /routing\s+policy and edge agents from the control plane at 127\.0\.0\.1:\d+/);
   assert.match(run.stdout, /provider\s+openai .*NO KEY \(env OPENAI_API_KEY \(unset\)\): requests go without credentials/);
   assert.match(run.stdout, /SIGTERM received, draining/);
 });
@@ -63,6 +73,28 @@ test("gearbox serve: a bad config exits 1 and names the field", async () => {
   const run = await gearbox(["serve"], dir, {});
   assert.equal(run.code, 1);
   assert.match(run.stderr, /gearbox\.yaml: providers\[0\]\.base_url/);
+});
+
+test("gearbox xds: the control plane alone answers ADS and stops on SIGTERM", async () => {
+  let version = "";
+  const run = await gearbox(["xds"], freshDir(), { GEARBOX_XDS_PORT: "0" }, (stdout, stop) => {
+    const port = /control plane\s+\S+:(\d+)/.exec(stdout)?.[1];
+    const Ads = adsService();
+    const client = new Ads(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const stream = (client.StreamAggregatedResources as () => grpc.ClientDuplexStream<unknown, { version_info: string }>).call(client);
+    stream.on("data", (r: { version_info: string }) => {
+      version = r.version_info;
+      stream.cancel();
+      client.close();
+      stop();
+    });
+    stream.on("error", () => undefined);
+    stream.write({ node: { id: "cli-test", cluster: "gearbox-extproc" }, type_url: "type.googleapis.com/envoy.config.cluster.v3.Cluster" });
+  }, /control plane\s+\S+:(\d+)/);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /gearbox xds: config/);
+  assert.ok(version !== "", "a snapshot version came back");
+  assert.doesNotMatch(run.stdout, /front door/);
 });
 
 test("gearbox: unknown command exits 2 with usage", async () => {

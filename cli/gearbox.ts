@@ -4,25 +4,30 @@ import { ConfigError, serve, type ServeMode } from "./serve.ts";
 const USAGE = `usage: gearbox <command>
 
 commands:
-  serve       all-in-one: ext_proc gRPC (${"50051"}) + OpenAI-compatible front door (8080), embedded defaults
-  extproc     the ext_proc service alone (gRPC + front door), for a Deployment behind Envoy/Istio
+  serve       all-in-one: control plane (18000) + ext_proc gRPC (50051) + OpenAI-compatible front door (8080),
+              embedded defaults
+  extproc     the ext_proc service alone (gRPC + front door), for a Deployment behind Envoy/Istio; follows the
+              control plane at GEARBOX_XDS_ADDRESS (or xds.address) when set
+  xds         the control plane alone: ADS for Envoy and ext_proc replicas, the edge-agent registry (18000)
   edge-agent  node-local inference (llama.cpp, Ollama, ONNX) with logprobs and confidence on 8088;
               'gearbox edge-agent --help' for its options
   help        this text
 
 environment:
   GEARBOX_CONFIG        config file (default ./gearbox.yaml; none → embedded defaults)
-  GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  port overrides
+  GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  GEARBOX_XDS_PORT  port overrides
+  GEARBOX_XDS_ADDRESS   host:port of the control plane for 'gearbox extproc' to follow
   OPENAI_API_KEY        key for the default 'openai' provider; OPENAI_BASE_URL its base URL
 `;
 
-const PLANNED = new Set(["xds", "keys", "tenants", "report", "replay"]);
+const PLANNED = new Set(["keys", "tenants", "report", "replay"]);
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? "help";
   switch (command) {
     case "serve":
     case "extproc":
+    case "xds":
       return runServer(command);
     case "edge-agent":
       return runEdge(argv.slice(1));

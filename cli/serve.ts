@@ -1,55 +1,129 @@
-/** `gearbox serve` / `gearbox extproc`: start the ext_proc gRPC server and the HTTP front door. */
-import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
-import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
-import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
+/**
+ * `gearbox serve` / `gearbox extproc` / `gearbox xds`: start the servers a mode runs.
+ *
+ * - `serve`: all-in-one — the control plane (ADS + edge registry), and the ext_proc gRPC server
+ *   and front door following it over loopback, so edge agents that register are routed to.
+ * - `extproc`: the ext_proc server and front door; with `xds.address` (or GEARBOX_XDS_ADDRESS)
+ *   they follow that control plane (policy and live edge agents), else the config file alone.
+ * - `xds`: the control plane alone; it re-reads the config file when it changes (an invalid
+ *   file is logged and the last good config stays).
+ */
+import { watchFile, unwatchFile } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
+import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
+import { LiveEdgeAgents } from "../extproc/cascade/edge-agents.ts";
+import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
+import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
+import type { ProcessorDeps } from "../extproc/processor/processor.ts";
+import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
-import { createLogger } from "../extproc/telemetry/logger.ts";
+import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
+import type { AdsClient } from "../xds/client/ads-client.ts";
+import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
 
 export interface Running {
   config: GatewayConfig;
-  extProc: ExtProcServer;
-  frontDoor: FrontDoor;
+  extProc?: ExtProcServer;
+  frontDoor?: FrontDoor;
+  controlPlane?: RunningControlPlane;
   stop(): Promise<void>;
 }
 
-export type ServeMode = "serve" | "extproc";
+export type ServeMode = "serve" | "extproc" | "xds";
 
 /** Lines telling the operator what runs, where, and what is not configured. */
-export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc: number; http: number }): string[] {
-  const lines = [
-    `gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`,
-    `  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`,
-    `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`,
-    `  state           in-memory${process.env.REDIS_URL ? " (REDIS_URL is set, but no store uses Redis in this version)" : ""}`,
-  ];
+export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number }, follows?: string): string[] {
+  const lines = [`gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`];
+  if (ports.xds !== undefined) lines.push(`  control plane   ${config.listen.host}:${ports.xds}  (envoy.service.discovery.v3.AggregatedDiscoveryService, gearbox.v1.EdgeRegistryService)`);
+  if (ports.extProc !== undefined) lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
+  if (ports.http !== undefined) lines.push(`  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`);
+  if (ports.extProc !== undefined) lines.push(`  routing         ${follows ? `policy and edge agents from the control plane at ${follows}` : "policy and edge agents from the config file"}`);
+  lines.push(`  state           in-memory${process.env.REDIS_URL ? " (REDIS_URL is set, but no store uses Redis in this version)" : ""}`);
   for (const p of config.providers) {
     const key = p.auth === "none" ? "no credentials needed" : p.apiKey === undefined ? `NO KEY (${p.keySource}): requests go without credentials` : `key from ${p.keySource}`;
     lines.push(`  provider        ${p.name} (${p.kind}) ${p.baseUrl.href}${p.isDefault ? " [default]" : ""}: ${key}`);
   }
-  lines.push("  not running     xDS control plane, admin API, metrics (not part of this version); edge agents run as `gearbox edge-agent`");
+  lines.push("  not running     admin API, metrics (not part of this version); edge agents run as `gearbox edge-agent`");
   return lines;
 }
 
-export async function serve(mode: ServeMode): Promise<Running> {
+function mustLoad(): GatewayConfig {
   const loaded = loadConfig();
-  if (!loaded.ok) {
-    throw new ConfigError(loaded.errors);
-  }
-  const config = loaded.value;
+  if (!loaded.ok) throw new ConfigError(loaded.errors);
+  return loaded.value;
+}
+
+/** Re-reads the config file when it changes and hands valid configs to `apply`. */
+function watchConfig(config: GatewayConfig, logger: Logger, apply: (next: GatewayConfig) => void): () => void {
+  const file = config.source;
+  if (file === null) return () => undefined;
+  const onChange = (): void => {
+    const loaded = loadConfig({ path: file });
+    if (!loaded.ok) {
+      logger.error({ file, errors: loaded.errors }, "config file changed but is invalid; keeping the last good config");
+      return;
+    }
+    logger.info({ file }, "config file changed; applying");
+    apply(loaded.value);
+  };
+  watchFile(file, { interval: 500, persistent: false }, onChange);
+  return () => unwatchFile(file, onChange);
+}
+
+export async function serve(mode: ServeMode): Promise<Running> {
+  const config = mustLoad();
   const logger = createLogger(config.logging.level);
+  let controlPlane: RunningControlPlane | undefined;
+  let unwatch = (): void => undefined;
+  if (mode !== "extproc") {
+    // All-in-one restarts everything together: no agent to wait for.
+    controlPlane = await startControlPlane(config, logger, config.listen.xds_port, config.listen.host, mode === "serve" ? 0 : config.xds.startup_grace_ms);
+    const plane = controlPlane.plane;
+    unwatch = watchConfig(config, logger, (next) => {
+      const published = plane.setConfig(next);
+      if (!published.ok) logger.error({ errors: published.errors }, "the new config gives an inconsistent snapshot; not published");
+    });
+  }
+  if (mode === "xds" && controlPlane) {
+    for (const line of describe(mode, config, { xds: controlPlane.port })) console.log(line);
+    const running = controlPlane;
+    return {
+      config,
+      controlPlane: running,
+      stop: async () => {
+        unwatch();
+        await running.close();
+      },
+    };
+  }
+
   const plugins = await loadPlugins(config.route.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })), config.source ? path.dirname(path.resolve(config.source)) : process.cwd());
   if (!plugins.ok) throw new ConfigError(plugins.errors);
-  const deps = { config, logger, plugins: plugins.value };
+  const follows = controlPlane ? `127.0.0.1:${controlPlane.port}` : config.xds.address;
+  // One deps object shared by both servers: following a control plane swaps its config and plugins.
+  let deps: ProcessorDeps = { config, logger, plugins: plugins.value };
+  let follower: AdsClient | undefined;
+  if (follows !== undefined) {
+    const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
+    deps = live;
+    follower = followControlPlane({ address: follows, nodeId: `extproc-${hostname()}-${process.pid}`, ...(process.env.NODE_NAME && { nodeName: process.env.NODE_NAME }), deps: live, logger });
+    // Serve once the policy and the edge set have arrived; a control plane not up yet leaves the config file's policy.
+    if (!(await follower.ready(3_000))) logger.warn({ address: follows }, "control plane not reachable yet; serving the config file's policy until it is");
+  }
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port })) console.log(line);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, ...(controlPlane && { xds: controlPlane.port }) }, follows)) console.log(line);
   return {
     config,
     extProc,
     frontDoor,
+    ...(controlPlane && { controlPlane }),
     stop: async () => {
+      unwatch();
       await Promise.all([extProc.drain(), frontDoor.close()]);
+      follower?.close();
+      await controlPlane?.close();
     },
   };
 }

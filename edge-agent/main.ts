@@ -1,9 +1,14 @@
 /**
  * `gearbox edge-agent`: loads the models named on the command line (more can be loaded later
- * through `/admin/models`) and serves them on port 8088 (`GEARBOX_EDGE_PORT`).
+ * through `/admin/models`) and serves them on port 8088 (`GEARBOX_EDGE_PORT`). With
+ * `--control-plane` it also registers with `gearbox xds`, heartbeats its load and holds the
+ * models the control plane assigns it; without, it runs standalone.
  */
+import { hostname, networkInterfaces } from "node:os";
 import { parseArgs } from "node:util";
-import { createLogger } from "../extproc/telemetry/logger.ts";
+import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
+import { addressError } from "../xds/registry/hello.ts";
+import { connectControlPlane, type ControlPlaneClient } from "./control-plane-client.ts";
 import type { EngineKind, ModelSpec } from "./engines/engine.ts";
 import { createLlamaCppEngine } from "./engines/llamacpp.ts";
 import { createOllamaEngine } from "./engines/ollama.ts";
@@ -24,6 +29,15 @@ export const EDGE_AGENT_USAGE = `usage: gearbox edge-agent [--model <gguf|hf:uri
   --max-concurrency N   requests generating at once per model (default 1)
   --max-queue N         requests waiting per model before 429 (default 8)
   --port N              HTTP port (default 8088, env GEARBOX_EDGE_PORT)
+  --control-plane H:P   register with the control plane (gearbox xds) at host:port and hold the
+                        models it assigns (env GEARBOX_XDS_ADDRESS; default: standalone). An
+                        assignment is the whole list: models loaded with --model or /admin/models
+                        that it leaves out are unloaded
+  --node NAME           the node this agent runs on (env NODE_NAME, default the host name)
+  --advertise-address IP:PORT
+                        where Envoy dials this agent (env GEARBOX_EDGE_ADVERTISE, default the
+                        first non-internal IPv4 address and --port)
+  --agent-id ID         the agent's id in the control plane (default <node>:<port>)
 environment: GEARBOX_EDGE_ADMIN_TOKEN protects /admin/models (load/unload at run time)
 `;
 
@@ -43,7 +57,47 @@ const positive = (name: string, value: string | undefined, fallback: number): nu
 export interface EdgeAgentProcess {
   server: EdgeAgentServer;
   registry: ModelRegistry;
+  /** Present with `--control-plane`. */
+  controlPlane?: ControlPlaneClient;
   stop(): Promise<void>;
+}
+
+/** The first non-internal IPv4 address of this host. */
+function firstExternalIPv4(): string | undefined {
+  for (const addresses of Object.values(networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === "IPv4" && !a.internal);
+    if (found) return found.address;
+  }
+  return undefined;
+}
+
+interface ControlPlaneFlags {
+  address: string;
+  node?: string;
+  advertise?: string;
+  agentId?: string;
+  ollamaHost?: string;
+}
+
+/** Registers the running agent with the control plane, filling in the defaults of its flags. */
+function joinControlPlane(flags: ControlPlaneFlags, registry: ModelRegistry, capacity: { maxConcurrent: number; maxQueue: number }, port: number, logger: Logger): ControlPlaneClient {
+  const node = flags.node || hostname();
+  const ip = firstExternalIPv4();
+  const advertiseAddress = flags.advertise ?? (ip && `${ip}:${port}`);
+  if (!advertiseAddress) throw new Error("no non-internal IPv4 address to advertise; give --advertise-address ip:port");
+  const bad = addressError(advertiseAddress);
+  if (bad) throw new Error(`--advertise-address: ${bad}`);
+  return connectControlPlane({
+    address: flags.address,
+    agentId: flags.agentId ?? `${node}:${port}`,
+    node,
+    advertiseAddress,
+    registry,
+    capacity,
+    load: () => registry.entries().reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
+    logger: logger.child({ component: "control-plane-client" }),
+    ...(flags.ollamaHost !== undefined ? { ollamaHost: flags.ollamaHost } : {}),
+  });
 }
 
 export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = process.env, factories: EngineFactories = DEFAULT_FACTORIES): Promise<EdgeAgentProcess> {
@@ -60,17 +114,18 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
       "max-concurrency": { type: "string" },
       "max-queue": { type: "string" },
       port: { type: "string" },
+      "control-plane": { type: "string" },
+      node: { type: "string" },
+      "advertise-address": { type: "string" },
+      "agent-id": { type: "string" },
     },
     strict: true,
   });
   const engine = (values.engine ?? "llamacpp") as EngineKind;
   if (!["llamacpp", "ollama", "onnx"].includes(engine)) throw new Error(`--engine must be llamacpp, ollama or onnx, got '${engine}'`);
   const logger = createLogger(env.GEARBOX_LOG_LEVEL ?? "info", "edge-agent");
-  const registry = new ModelRegistry(factories, {
-    maxConcurrent: Math.max(1, positive("max-concurrency", values["max-concurrency"], 1)),
-    maxQueue: positive("max-queue", values["max-queue"], 8),
-    retryAfterSeconds: 1,
-  });
+  const capacity = { maxConcurrent: Math.max(1, positive("max-concurrency", values["max-concurrency"], 1)), maxQueue: positive("max-queue", values["max-queue"], 8) };
+  const registry = new ModelRegistry(factories, { ...capacity, retryAfterSeconds: 1 });
   const models = values.model ?? [];
   if (values.id !== undefined && models.length > 1) throw new Error("--id names one model; give one --model with it");
   for (const source of models) {
@@ -86,11 +141,32 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
   const port = positive("port", values.port ?? env.GEARBOX_EDGE_PORT, 8088);
   const server = await startEdgeAgent({ registry, logger, ...(env.GEARBOX_EDGE_ADMIN_TOKEN ? { adminToken: env.GEARBOX_EDGE_ADMIN_TOKEN } : {}) }, port);
   console.log(`gearbox edge-agent: http://0.0.0.0:${server.port} (POST /v1/chat/completions, /v1/embeddings; GET /v1/models, /healthz, /readyz, /metrics; /admin/models)`);
-  if (models.length === 0) console.log("  no model loaded yet: POST /admin/models to load one (readyz answers 503 until then)");
+  const controlPlaneAddress = values["control-plane"] ?? env.GEARBOX_XDS_ADDRESS;
+  let controlPlane: ControlPlaneClient | undefined;
+  try {
+    controlPlane =
+      controlPlaneAddress === undefined
+        ? undefined
+        : joinControlPlane(
+            { address: controlPlaneAddress, node: values.node ?? env.NODE_NAME, advertise: values["advertise-address"] ?? env.GEARBOX_EDGE_ADVERTISE, agentId: values["agent-id"], ollamaHost: values["ollama-host"] },
+            registry,
+            capacity,
+            server.port,
+            logger,
+          );
+  } catch (err) {
+    await server.close();
+    await registry.close();
+    throw err;
+  }
+  if (controlPlane) console.log(`  control plane   ${controlPlaneAddress} (models follow its assignment)`);
+  else if (models.length === 0) console.log("  no model loaded yet: POST /admin/models to load one (readyz answers 503 until then)");
   return {
     server,
     registry,
+    ...(controlPlane ? { controlPlane } : {}),
     stop: async () => {
+      await controlPlane?.close();
       await server.close();
       await registry.close();
     },

@@ -9,6 +9,22 @@ import type { Engine, EngineKind, LoadedModel, ModelInfo, ModelSpec } from "./en
 
 export type EngineFactories = Record<EngineKind, () => Engine>;
 
+/** What `reconcile` did, by model id. */
+export interface ReconcileResult {
+  loaded: string[];
+  /** Loaded before with another spec: unloaded, then loaded with the new one. */
+  reloaded: string[];
+  unloaded: string[];
+  kept: string[];
+}
+
+/** The same engine and load parameters (for one model id): reconciling leaves such a model alone. */
+function sameSpec(a: ModelSpec, b: ModelSpec): boolean {
+  return a.engine === b.engine && a.source === b.source && a.threads === b.threads && a.contextLength === b.contextLength && a.tokenizer === b.tokenizer && a.host === b.host;
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 export interface ModelEntry {
   spec: ModelSpec;
   model: LoadedModel;
@@ -47,6 +63,52 @@ export class ModelRegistry {
       .finally(() => this.loading.delete(spec.id));
     this.loading.set(spec.id, promise);
     return promise;
+  }
+
+  /**
+   * Makes the loaded models exactly `specs` (ids unique): loads the missing ones, reloads those
+   * whose spec changed, then unloads the rest; a model already loaded with the same spec is left
+   * alone. When a load fails, what this call loaded or reloaded is put back as it was and the
+   * error is thrown: the registry keeps its previous models.
+   */
+  async reconcile(specs: readonly ModelSpec[]): Promise<ReconcileResult> {
+    const result: ReconcileResult = { loaded: [], reloaded: [], unloaded: [], kept: [] };
+    const undo: (() => Promise<unknown>)[] = [];
+    try {
+      for (const spec of specs) {
+        const current = this.models.get(spec.id);
+        if (current && sameSpec(current.spec, spec)) {
+          result.kept.push(spec.id);
+          continue;
+        }
+        if (current) {
+          await this.unload(spec.id);
+          undo.push(() => this.load(current.spec));
+        }
+        await this.load(spec);
+        undo.push(() => this.unload(spec.id));
+        (current ? result.reloaded : result.loaded).push(spec.id);
+      }
+    } catch (err) {
+      const failures: unknown[] = [];
+      for (const step of undo.reverse()) await step().catch((e: unknown) => failures.push(e));
+      if (failures.length === 0) throw err;
+      throw new AggregateError([err, ...failures], `${messageOf(err)} (restoring the previous models failed too: ${failures.map(messageOf).join("; ")})`);
+    }
+    const wanted = new Set(specs.map((s) => s.id));
+    const failures: unknown[] = [];
+    for (const id of [...this.models.keys()]) {
+      if (wanted.has(id)) continue;
+      await this.unload(id).catch((e: unknown) => failures.push(e));
+      result.unloaded.push(id);
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `unloading failed: ${failures.map(messageOf).join("; ")}`);
+    return result;
+  }
+
+  /** Whether this registry has an engine of that kind (assignments arrive as plain strings). */
+  hasEngine(kind: string): kind is EngineKind {
+    return Object.hasOwn(this.factories, kind);
   }
 
   async unload(id: string): Promise<boolean> {

@@ -1,8 +1,14 @@
 /**
- * The edge agents Gearbox can send low-gear requests to, and the pick for one request: an agent
- * that serves the model, on the caller's node when there is one, else the next in turn.
- * (Static from `edge.agents` until the control plane's registry feeds live agents.)
+ * The edge agents Gearbox can send low-gear requests to, and the pick for one request.
+ *
+ * - `EdgeAgents`: static, from `edge.agents` in the config (no control plane): an agent that
+ *   serves the model, on the caller's node when there is one, else the next in turn.
+ * - `LiveEdgeAgents`: fed by the control plane (the `gearbox-edge` endpoints over ADS, with each
+ *   agent's models and load): a healthy agent that serves the model, on the caller's node when
+ *   one is there, else the least loaded (in flight + queued, per unit of capacity), ties taking
+ *   turns. An update replaces the whole set; requests already routed keep their agent.
  */
+import type { EdgeEndpoint } from "../../xds/resources/envoy.ts";
 import type { RawConfig } from "../config/schema.ts";
 
 export interface EdgeAgentRef {
@@ -12,7 +18,14 @@ export interface EdgeAgentRef {
   node?: string;
 }
 
-export class EdgeAgents {
+/** What the processor asks of an edge-agent set. */
+export interface EdgeDirectory {
+  /** True when some agent serves `model`. */
+  serves(model: string): boolean;
+  pick(model: string, callerNode?: string): EdgeAgentRef | undefined;
+}
+
+export class EdgeAgents implements EdgeDirectory {
   private turn = 0;
   private readonly agents: EdgeAgentRef[];
 
@@ -20,7 +33,6 @@ export class EdgeAgents {
     this.agents = config.agents.map((a) => ({ address: a.address, models: new Set(a.models), ...(a.node !== undefined && { node: a.node }) }));
   }
 
-  /** True when some agent serves `model`. */
   serves(model: string): boolean {
     return this.agents.some((a) => a.models.has(model));
   }
@@ -32,5 +44,57 @@ export class EdgeAgents {
     if (local) return local;
     this.turn = (this.turn + 1) % candidates.length;
     return candidates[this.turn];
+  }
+}
+
+/** One live agent as the control plane reports it (the `gearbox-edge` endpoints). */
+export type LiveEdgeAgent = EdgeEndpoint;
+
+interface Entry extends EdgeAgentRef {
+  node: string;
+  load: number;
+}
+
+export class LiveEdgeAgents implements EdgeDirectory {
+  private byModel = new Map<string, Entry[]>();
+  private turn = 0;
+  private count = 0;
+
+  /** Replaces the set (a new ADS update). Unhealthy agents and agents without an address are left out. */
+  update(agents: readonly LiveEdgeAgent[]): void {
+    const byModel = new Map<string, Entry[]>();
+    let count = 0;
+    for (const a of agents) {
+      if (!a.healthy || a.address === "") continue;
+      count++;
+      const entry: Entry = { address: a.address, node: a.node, models: new Set(a.models), load: (a.inFlight + a.queued) / Math.max(1, a.maxConcurrent) };
+      for (const model of a.models) {
+        let list = byModel.get(model);
+        if (!list) byModel.set(model, (list = []));
+        list.push(entry);
+      }
+    }
+    this.byModel = byModel;
+    this.count = count;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  serves(model: string): boolean {
+    return this.byModel.has(model);
+  }
+
+  pick(model: string, callerNode?: string): EdgeAgentRef | undefined {
+    const candidates = this.byModel.get(model);
+    if (!candidates || candidates.length === 0) return undefined;
+    const pool = callerNode === undefined ? candidates : candidates.filter((a) => a.node === callerNode);
+    const from = pool.length > 0 ? pool : candidates;
+    let least = Infinity;
+    for (const a of from) if (a.load < least) least = a.load;
+    const best = from.filter((a) => a.load === least);
+    this.turn = (this.turn + 1) % best.length;
+    return best[this.turn];
   }
 }

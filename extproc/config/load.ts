@@ -100,8 +100,14 @@ export function resolveConfig(raw: RawConfig, env: NodeJS.ProcessEnv, source: st
   if (defaults.length > 1) errors.push(`providers: at most one provider may set 'default: true' (${defaults.map((p) => p.name).join(", ")})`);
   const first = providers[0];
   if (defaults.length === 0 && first) first.isDefault = true;
+  const xds = { ...raw.xds };
+  const xdsAddress = env.GEARBOX_XDS_ADDRESS;
+  if (xdsAddress !== undefined && xdsAddress !== "") {
+    if (/^[^/\s]+:\d{1,5}$/.test(xdsAddress)) xds.address = xdsAddress;
+    else errors.push(`GEARBOX_XDS_ADDRESS: must be host:port, got '${xdsAddress}'`);
+  }
   if (errors.length > 0) return fail(...errors);
-  return ok({ ...raw, listen, providers, source });
+  return ok({ ...raw, listen, xds, providers, source });
 }
 
 /** With no `providers:` section: OpenAI, honouring the OpenAI SDK's own env variables. */

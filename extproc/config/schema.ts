@@ -12,7 +12,10 @@ const price = z.strictObject({ input: z.number().min(0), output: z.number().min(
 
 export const providerSchema = z.strictObject({
   /** Also the Envoy cluster name Gearbox routes to (`x-gearbox-upstream`). */
-  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_'"),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_'")
+    .refine((n) => n !== "edge" && !n.startsWith("gearbox-"), "'edge' and 'gearbox-*' name Gearbox's own clusters"),
   /** A catalog entry (`deepseek`, `dashscope`, `anthropic`…) supplying the fields below. */
   preset: z.enum(Object.keys(PRESETS) as [string, ...string[]]).optional(),
   kind: z.enum(PROVIDER_KINDS).optional(),
@@ -110,8 +113,50 @@ export const configSchema = z.strictObject({
       fallback_model: z.string().min(1).optional(),
       /** How long an edge answer may take before Gearbox upgrades to the cloud (front door). */
       timeout_ms: z.number().int().positive().default(30_000),
+      /**
+       * Which models edge agents should hold (the control plane pushes them): every entry whose
+       * `nodes` list the agent's node (absent → every node) adds its models.
+       */
+      assignments: z
+        .array(
+          z.strictObject({
+            nodes: z.array(z.string().min(1)).min(1).optional(),
+            models: z
+              .array(
+                z.strictObject({
+                  id: z.string().min(1),
+                  engine: z.enum(["llamacpp", "ollama", "onnx"]),
+                  /** GGUF path, Ollama model name or ONNX directory, as the agent sees it. */
+                  source: z.string().min(1),
+                  threads: z.number().int().positive().max(256).optional(),
+                  context_length: z.number().int().positive().optional(),
+                  /** `onnx` only: the tokenizer JSON file that goes with the model. */
+                  tokenizer: z.string().min(1).optional(),
+                }),
+              )
+              .min(1),
+          }),
+        )
+        .default([]),
     })
     .prefault({}),
+  /** The control plane: where ext_proc replicas and edge agents find it, and its timers. */
+  xds: z
+    .strictObject({
+      /** `host:port` of `gearbox xds` for `gearbox extproc` to follow (env GEARBOX_XDS_ADDRESS); absent → static config. */
+      address: z.string().regex(/^[^/\s]+:\d{1,5}$/, "must be host:port").optional(),
+      /** How often edge agents heartbeat, and how long silence lasts before an agent is expired. */
+      heartbeat_interval_ms: z.number().int().positive().default(5_000),
+      expiry_ms: z.number().int().positive().default(15_000),
+      /**
+       * After a (re)start, how long the control plane waits for agents to reconnect before it
+       * publishes: subscribers keep what they have meanwhile, so a restart empties no edge set.
+       * `gearbox serve` (all-in-one, everything restarts together) does not wait.
+       */
+      startup_grace_ms: z.number().int().min(0).default(5_000),
+    })
+    .prefault({})
+    .refine((x) => x.expiry_ms > x.heartbeat_interval_ms, { message: "expiry_ms must exceed heartbeat_interval_ms", path: ["expiry_ms"] }),
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */

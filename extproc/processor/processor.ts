@@ -12,7 +12,7 @@ import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
 import { authHeaders, CLIENT_CREDENTIAL_HEADERS, redactKey } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
-import { EdgeAgents } from "../cascade/edge-agents.ts";
+import { EdgeAgents, type EdgeDirectory } from "../cascade/edge-agents.ts";
 import { decideRoute, parseRouteHint, type RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
 import { estimateComplexity } from "../routing/complexity.ts";
@@ -26,7 +26,7 @@ import type { StreamTranslator } from "../translators/translator.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
-const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint"];
+const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint", "x-gearbox-node", "x-gearbox-intent"];
 /** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
 const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
@@ -38,6 +38,8 @@ export interface ProcessorDeps {
   plugins?: readonly PolicyPlugin[];
   /** This month's cloud spend (the budget steps' input); one per process unless given. */
   cloudSpend?: CloudSpend;
+  /** Live edge agents (the control plane's); absent → the static `edge.agents` of the config. */
+  edgeAgents?: EdgeDirectory;
 }
 
 /** The routing policy of a config, built once. */
@@ -92,8 +94,19 @@ export class RequestProcessor {
 
   private readonly cloudSpend: CloudSpend;
 
+  /** The config this request runs under: a policy pushed mid-request applies from the next one. */
+  private readonly config: GatewayConfig;
+  private readonly plugins: readonly PolicyPlugin[];
+
   constructor(private readonly deps: ProcessorDeps) {
+    this.config = deps.config;
+    this.plugins = deps.plugins ?? [];
     this.cloudSpend = deps.cloudSpend ?? PROCESS_CLOUD_SPEND;
+  }
+
+  /** Live agents from the control plane when connected to one, else `edge.agents` from the config. */
+  private edgeAgents(): EdgeDirectory {
+    return this.deps.edgeAgents ?? edgeAgentsFor(this.config);
   }
 
   /** True when the request's path is not an API Gearbox handles (it passes through untouched). */
@@ -132,7 +145,7 @@ export class RequestProcessor {
       }));
     }
     const declared = Number(headers["content-length"]);
-    if (declared > this.deps.config.limits.max_request_bytes) return this.reject(this.tooLarge(declared));
+    if (declared > this.config.limits.max_request_bytes) return this.reject(this.tooLarge(declared));
     if (endOfStream) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
     return CONTINUE;
   }
@@ -141,7 +154,7 @@ export class RequestProcessor {
     this.phase = "response_headers";
     const spec = this.spec;
     if (!spec) return CONTINUE;
-    if (body.length > this.deps.config.limits.max_request_bytes) return this.reject(this.tooLarge(body.length));
+    if (body.length > this.config.limits.max_request_bytes) return this.reject(this.tooLarge(body.length));
     if (body.length === 0) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
     let text: string;
     try {
@@ -161,12 +174,12 @@ export class RequestProcessor {
       return this.reject(invalidRequest(first.message, first.param || undefined, "invalid_request"));
     }
     this.parsed = parsed.value;
-    const plugins = this.deps.plugins ?? [];
-    const askEdge = this.deps.config.route.edge_intent.enable;
+    const plugins = this.plugins;
+    const askEdge = this.config.route.edge_intent.enable;
     const input = plugins.length > 0 || askEdge ? this.policyInputIfConsulted(parsed.value) : undefined;
     if (input) {
       // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
-      const policy = policyFor(this.deps.config);
+      const policy = policyFor(this.config);
       return this.withEdgeIntent(input, parsed.value)
         .then((refined) => (plugins.length > 0 ? decideWithPlugins(refined, policy, plugins) : decidePolicy(refined, policy)))
         .then((decided) => this.route(parsed.value, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
@@ -179,14 +192,14 @@ export class RequestProcessor {
    * label and `route.edge_intent` is on; unchanged otherwise, and on any failure.
    */
   private async withEdgeIntent(input: PolicyInput, parsed: ParsedCall): Promise<PolicyInput> {
-    const config = this.deps.config;
+    const config = this.config;
     const options = config.route.edge_intent;
     const policy = policyFor(config);
     const hinted = policy.allowClientIntent && input.clientIntentHint !== undefined && input.clientIntentHint !== "";
     if (!options.enable || hinted || parsed.call.endpoint !== "chat") return input;
     if (input.intent !== "unknown" && input.intentConfidence >= policy.intentMinConfidence) return input;
     const model = options.model ?? config.edge.default_model;
-    const agent = model === undefined ? undefined : edgeAgentsFor(config).pick(model, this.requestHeadersSeen["x-gearbox-node"]);
+    const agent = model === undefined ? undefined : this.edgeAgents().pick(model, this.requestHeadersSeen["x-gearbox-node"]);
     if (model === undefined || agent === undefined) {
       this.edgeIntent = "no_agent";
       return input;
@@ -214,7 +227,7 @@ export class RequestProcessor {
       this.cascade = edge;
       return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
     }
-    const decision = decideRoute(parsed.model, this.requestHeadersSeen["x-gearbox-route"], this.deps.config.providers);
+    const decision = decideRoute(parsed.model, this.requestHeadersSeen["x-gearbox-route"], this.config.providers);
     if (!decision.ok) return this.reject(decision.errors[0] ?? new GatewayError(500, "server_error", "No route."));
     this.decision = decision.value;
     const { provider, upstreamModel } = decision.value;
@@ -332,11 +345,11 @@ export class RequestProcessor {
     const parsedHint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
     if (!parsedHint.ok) return parsedHint.errors[0];
     // A client may force a gear only where the policy allows it.
-    const hint = { value: policyFor(this.deps.config).allowClientRoute ? parsedHint.value : "auto" as const };
+    const hint = { value: policyFor(this.config).allowClientRoute ? parsedHint.value : "auto" as const };
     if (hint.value === "cloud" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
     const req = parsed.call.request;
-    const config = this.deps.config;
-    const agents = edgeAgentsFor(config);
+    const config = this.config;
+    const agents = this.edgeAgents();
     const forced = hint.value === "edge";
     let model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
     let reason = forced ? "client_hint:edge" : "edge_model";
@@ -362,10 +375,10 @@ export class RequestProcessor {
 
   /** The conversation's last target, the cloud's recent latency and the budget spent, when known. */
   private liveSignals(): Pick<PolicyInput, "stickyTarget" | "cloudLatencyP50Ms" | "budget"> {
-    const signals = signalsFor(this.deps.config);
+    const signals = signalsFor(this.config);
     const sticky = signals.sticky.get(this.requestHeadersSeen["x-gearbox-conversation-id"]);
     const latency = signals.cloudLatency.p50();
-    const budget = policyFor(this.deps.config).dynamic.monthlyCloudBudgetUsd;
+    const budget = policyFor(this.config).dynamic.monthlyCloudBudgetUsd;
     return {
       ...(sticky && { stickyTarget: sticky }),
       ...(latency !== undefined && { cloudLatencyP50Ms: latency }),
@@ -386,11 +399,11 @@ export class RequestProcessor {
 
   /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
   private policyInputIfConsulted(parsed: ParsedCall): PolicyInput | undefined {
-    const config = this.deps.config;
+    const config = this.config;
     const hint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
     const clientRoute = hint.ok && policyFor(config).allowClientRoute ? hint.value : "auto";
     if (clientRoute !== "auto" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
-    const agents = edgeAgentsFor(config);
+    const agents = this.edgeAgents();
     const edgeModel = config.edge.default_model;
     if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
     return this.policyInput(parsed.call.request, clientRoute);
@@ -398,7 +411,7 @@ export class RequestProcessor {
 
   /** Intent + complexity + live signals for a chat request (pure, no I/O). */
   private policyInput(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud"): PolicyInput {
-    const policy = policyFor(this.deps.config);
+    const policy = policyFor(this.config);
     const hint = this.requestHeadersSeen["x-gearbox-intent"];
     const intent = classifyIntent(req.messages, policy.allowClientIntent ? hint : undefined);
     return {
@@ -414,7 +427,7 @@ export class RequestProcessor {
   }
 
   private tooLarge(size: number): GatewayError {
-    const max = this.deps.config.limits.max_request_bytes;
+    const max = this.config.limits.max_request_bytes;
     return new GatewayError(413, "invalid_request_error", `The request body is ${size} bytes; the limit is ${max} bytes.`, {
       code: "request_too_large",
     });
@@ -434,7 +447,7 @@ export class RequestProcessor {
     const cost = this.cloudCost();
     if (typeof cost === "number") this.cloudSpend.add(cost);
     if (target && !error) {
-      const signals = signalsFor(this.deps.config);
+      const signals = signalsFor(this.config);
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
       if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
     }
