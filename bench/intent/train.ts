@@ -1,12 +1,12 @@
 /**
  * Trains the intent model and writes extproc/routing/intent/weights.json, deterministically:
- *   node --import tsx bench/intent/train.ts [--seed 7] [--epochs 8] [--dry-run]
+ *   node --import tsx bench/intent/train.ts [--seed 7] [--epochs 12] [--dry-run]
  * Then evaluates on the held-out split and on vicuna-bench (never trained on) and prints
  * Markdown for bench/intent/README.md.
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { BUCKET_BITS, MAX_FEATURES, hashNgrams } from "../../extproc/routing/intent/features.ts";
+import { BUCKET_BITS, MAX_FEATURES, textFeatures } from "../../extproc/routing/intent/features.ts";
 import { INTENTS, type Intent } from "../../extproc/routing/intent/intents.ts";
 import { type IntentModel, encodeWeights, loadModel } from "../../extproc/routing/intent/linear.ts";
 import { createClassifier } from "../../extproc/routing/intent/pipeline.ts";
@@ -15,7 +15,7 @@ import { type Example, buildDataset, rng, shuffle } from "./dataset.ts";
 import { type Scored, accuracy, perIntentTable, topConfusions } from "./metrics.ts";
 
 const { values: args } = parseArgs({
-  options: { seed: { type: "string", default: "7" }, epochs: { type: "string", default: "8" }, "dry-run": { type: "boolean", default: false } },
+  options: { seed: { type: "string", default: "7" }, epochs: { type: "string", default: "12" }, "dry-run": { type: "boolean", default: false } },
 });
 const seed = Number(args.seed);
 const epochs = Number(args.epochs);
@@ -29,7 +29,7 @@ interface Encoded {
 
 const buf = new Int32Array(MAX_FEATURES);
 function encode(e: Example): Encoded {
-  const n = hashNgrams(e.text, buf);
+  const n = textFeatures(e.text, buf);
   return { buckets: buf.slice(0, n), norm: n > 0 ? 1 / Math.sqrt(n) : 0, label: INTENTS.indexOf(e.intent) };
 }
 

@@ -5,11 +5,16 @@
  * Prompts: MMLU (RouteLLM responses) + vicuna-bench from ../shared/data/routing/, a few thousand
  * real prompts; falls back to built-in sample prompts when the data is absent. Reports decisions
  * per second over the whole set (after warm-up) and per-decision p50/p99 latency in µs.
- * Target: ≥ 50k decisions/s and p99 < 50 µs.
+ * Target: ≥ 50k decisions/s and p99 < 50 µs (the verdict uses the single-shot p99 below).
+ *
+ * Two more lines help read the p99 on a shared machine: the p99 of each prompt's fastest of the
+ * three timed passes (what the prompt itself costs, without the machine's interruptions), and the
+ * same single-shot p99 of a fixed busy loop as long as a mean decision (what the machine adds).
  */
 import { availableParallelism, loadavg } from "node:os";
 import type { Message } from "../../extproc/canonical/types.ts";
 import { estimateComplexity } from "../../extproc/routing/complexity.ts";
+import { analyseText } from "../../extproc/routing/text.ts";
 import { decidePolicy, policyConfigFrom, type PolicyInput } from "../../extproc/routing/policy/index.ts";
 import { loadMmlu, loadVicuna, rng } from "./data.ts";
 
@@ -96,32 +101,65 @@ console.log(`throughput: ${Math.round((decisions / ns) * 1e9).toLocaleString("en
 
 // Latency: each decision timed on its own (hrtime overhead ≈ tens of ns is included).
 const lat: number[] = [];
+const fastest = new Array<number>(requests.length).fill(Infinity);
 for (let pass = 0; pass < 3; pass++) {
-  for (const m of requests) {
+  requests.forEach((m, i) => {
     const t = process.hrtime.bigint();
     decide(m);
-    lat.push(Number(process.hrtime.bigint() - t) / 1000);
-  }
+    const us = Number(process.hrtime.bigint() - t) / 1000;
+    lat.push(us);
+    fastest[i] = Math.min(fastest[i] ?? Infinity, us);
+  });
 }
+const quantile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 lat.sort((a, b) => a - b);
-const q = (p: number): number => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+const q = (p: number): number => quantile(lat, p);
 console.log(`latency per decision (µs, ${lat.length.toLocaleString("en-US")} samples): p50 ${q(0.5).toFixed(1)}, p90 ${q(0.9).toFixed(1)}, p99 ${q(0.99).toFixed(1)}, p99.9 ${q(0.999).toFixed(1)}, max ${q(1).toFixed(1)}`);
+const own = [...fastest].sort((a, b) => a - b);
+console.log(`  each prompt's fastest of the 3 passes: p50 ${quantile(own, 0.5).toFixed(1)}, p90 ${quantile(own, 0.9).toFixed(1)}, p99 ${quantile(own, 0.99).toFixed(1)}, max ${quantile(own, 1).toFixed(1)}`);
+
+/** A fixed busy loop of about `us` µs, timed like a decision: the machine's own latency tail. */
+function machineTail(us: number, samples: number): number[] {
+  const spin = (n: number): number => {
+    let x = 0;
+    for (let i = 0; i < n; i++) x = (x + Math.imul(i, 0x9e3779b1)) | 0;
+    return x;
+  };
+  let n = 1000;
+  let x = 0;
+  for (let k = 0; k < 200; k++) x ^= spin(n);
+  const t0 = process.hrtime.bigint();
+  for (let k = 0; k < 200; k++) x ^= spin(n);
+  n = Math.max(1, Math.round((n * us * 1000 * 200) / Number(process.hrtime.bigint() - t0)));
+  const out: number[] = [];
+  for (let k = 0; k < samples; k++) {
+    const t = process.hrtime.bigint();
+    x ^= spin(n);
+    out.push(Number(process.hrtime.bigint() - t) / 1000);
+  }
+  if (x === 0.5) console.log("unreachable: keeps the loop's result alive");
+  return out.sort((a, b) => a - b);
+}
+const meanUs = ns / decisions / 1000;
+const spin = machineTail(meanUs, lat.length);
+console.log(`  a fixed ${meanUs.toFixed(1)} µs busy loop, timed the same way: p50 ${quantile(spin, 0.5).toFixed(1)}, p99 ${quantile(spin, 0.99).toFixed(1)}, p99.9 ${quantile(spin, 0.999).toFixed(1)}`);
 
 // Per-stage means, same prompts.
-function stage(name: string, fn: (m: readonly Message[]) => unknown): void {
-  for (const m of requests) fn(m);
+function stage(name: string, fn: (m: readonly Message[], i: number) => unknown): void {
+  requests.forEach(fn);
   const s = process.hrtime.bigint();
-  for (let pass = 0; pass < 3; pass++) for (const m of requests) fn(m);
+  for (let pass = 0; pass < 3; pass++) requests.forEach(fn);
   const t = Number(process.hrtime.bigint() - s) / (3 * requests.length) / 1000;
   console.log(`  ${name}: ${t.toFixed(2)} µs mean`);
 }
-console.log("per stage:");
+console.log("per stage (each of the first three runs its own text pass; in a decision the two share one):");
+stage("text pass (analyseText)", (_, i) => analyseText(prompts[i]?.trim() ?? ""));
 stage("classifyIntent", (m) => classify(m));
 stage("estimateComplexity", (m) => estimateComplexity(m));
 const fixed: PolicyInput = { intent: "qa", intentConfidence: 0.9, complexity: { score: 0.2, level: "low" }, hasTools: false, clientRoute: "auto", model: "gpt-4", edgeAvailable: true };
 stage("decidePolicy", () => decidePolicy(fixed, config));
 
-// By prompt length: the cost is linear in text length (regex passes over the prompt).
+// By prompt length: the cost grows with length up to the window the text pass reads (600 + 200 characters).
 console.log("by prompt length (mean µs per decision):");
 for (const [lo, hi] of [
   [0, 200],
@@ -140,7 +178,11 @@ for (const [lo, hi] of [
 }
 
 const p99 = q(0.99);
+const ownP99 = quantile(own, 0.99);
 const rate = (decisions / ns) * 1e9;
 console.log(
-  `\ntarget ≥ 50,000/s and p99 < 50 µs: throughput ${rate >= 50_000 ? "MET" : "NOT MET"}, p99 ${p99 < 50 ? "MET" : "NOT MET"} (edge decisions: ${sink > 0 ? "some" : "none"})`,
+  `\ntarget ≥ 50,000/s and p99 < 50 µs: throughput ${rate >= 50_000 ? "MET" : "NOT MET"}; ` +
+    `p99 of a decision's own cost ${ownP99.toFixed(1)} µs ${ownP99 < 50 ? "MET" : "NOT MET"}; ` +
+    `single-shot p99 ${p99.toFixed(1)} µs ${p99 < 50 ? "MET" : "NOT MET"} (machine pauses included: see the busy-loop line) ` +
+    `(edge decisions: ${sink > 0 ? "some" : "none"})`,
 );

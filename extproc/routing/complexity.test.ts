@@ -118,6 +118,30 @@ describe("estimateComplexity", () => {
     assert.equal(estimateComplexity([{ role: "assistant", content: null, toolCalls: [{ id: "1", name: "f", arguments: "{}" }] }]).score, 0);
   });
 
+  test("C++, O(n) and #include count as code markers", () => {
+    const markers = (text: string): number => estimateComplexity(user(text)).features.codeMarkers;
+    assert.ok(markers("Is C++ faster?") > markers("Is Go faster?"));
+    assert.ok(markers("Is it O(n) or O(n log n)?") > markers("Is it fast or slow?"));
+    assert.ok(markers("#include <stdio.h>") > markers("<stdio.h>"));
+  });
+
+  test("Chinese markers count only from Chinese text, and mixed text reads both", () => {
+    const zh = estimateComplexity(user("为什么这个递归算法的时间复杂度是多少？请分析一下"));
+    assert.ok(zh.features.reasoningMarkers >= 2 && zh.features.codeMarkers >= 2, JSON.stringify(zh.features));
+    const mixed = estimateComplexity(user("请 explain 一下为什么这个 Python 函数有 bug"));
+    assert.ok(mixed.features.reasoningMarkers >= 2 && mixed.features.codeMarkers >= 3, JSON.stringify(mixed.features));
+  });
+
+  test("a long message: markers come from its head and tail, tokens are scaled from them", () => {
+    const middle = "The committee reviewed the budget in detail. ".repeat(100);
+    const hidden = estimateComplexity(user(`Hello.\n${middle}Prove the theorem by induction.\n${middle}Thanks.`));
+    assert.equal(hidden.features.mathMarkers, 0, "a marker in the unread middle does not count");
+    const tail = estimateComplexity(user(`Hello.\n${middle}\nProve the theorem by induction.`));
+    assert.ok(tail.features.mathMarkers >= 2, "the tail is read");
+    // A uniform text: the scaled estimate is the exact count (4 letters per 5 characters, / 4).
+    assert.equal(estimateComplexity(user("word ".repeat(5000))).features.approxTokens, 5000);
+  });
+
   test("levels: low < 0.35 ≤ medium < 0.65 ≤ high", () => {
     assert.equal(complexityLevel(0.349), "low");
     assert.equal(complexityLevel(0.35), "medium");

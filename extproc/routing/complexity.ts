@@ -10,7 +10,7 @@
  *
  * | signal       | weight | strength from                                                          |
  * |--------------|--------|------------------------------------------------------------------------|
- * | length       | 0.50   | approximate tokens of every message (Latin chars/4, 1 per CJK char), log-scaled 30 → 0, 4000 → 1 |
+ * | length       | 0.50   | approximate tokens of every message (Latin chars/4, 1 per CJK char; a long message is counted on its head and tail and scaled to its length), log-scaled 30 → 0, 4000 → 1 |
  * | conversation | 0.35   | user turns beyond the first (6 more → 1) and cross-turn references ("as I said above", "上面", "刚才") |
  * | math         | 0.70   | operators between digits, equations, LaTeX, hard words ("prove", "derivative", "求导"), word problems (≥3 numbers and "how many/多少", more with step words "then/each/剩下") |
  * | code         | 0.65   | code fences, keywords, hard phrases ("time complexity", "bug", "refactor", "时间复杂度"), bracket density |
@@ -21,8 +21,15 @@
  * Markers are read from user (and tool) messages only: a system prompt that says "explain"
  * does not make every request hard. Length counts every message, since the whole context has to
  * fit an edge model. Levels: low < 0.35 ≤ medium < 0.65 ≤ high.
+ *
+ * Markers come from the shared text pass (`text.ts`) over the user and tool text, which reads a
+ * long text on its head and tail (its first 600 and last 200 characters): marker strengths
+ * saturate long before a pasted middle would add to them. A long message's tokens are counted on
+ * the same head and tail and scaled to its length.
  */
 import type { Message } from "../canonical/types.ts";
+import { MarkerCounter } from "./markers.ts";
+import { TEXT_HEAD, TEXT_TAIL, type TextView, analyseText, isCjk } from "./text.ts";
 
 export type ComplexityLevel = "low" | "medium" | "high";
 
@@ -68,35 +75,164 @@ export function complexityLevel(score: number): ComplexityLevel {
   return "low";
 }
 
-// Patterns run over lower-cased text. Each global pattern is counted with `count()`.
-const CROSS_REF =
-  /\b(as i (said|mentioned)|(said|mentioned|discussed) (above|before|earlier)|the previous|previous (answer|message|one|reply)|your (last|previous) (answer|reply|message)|you (said|mentioned)|earlier you|above code|the above)\b|上面|上述|刚才|之前(说|提|的)|前面(说|提|的)|上一(个|条|轮|次)|你刚/g;
+/**
+ * Word markers, counted over the shared text pass (`markers.ts` says how an alternative is
+ * written and matched). Each category's CJK alternatives are a separate pattern, run only when
+ * the text has a CJK character. The counts are those of the global `\b(…)\b` patterns these
+ * lists come from, but for `c++`, `o(n)`, `for (`, `while (` and `#include`, which count wherever
+ * they occur: the patterns' closing `\b` after a symbol wanted a letter to follow.
+ */
+const WORD_MARKERS = new MarkerCounter({
+  crossRef: [
+    "as i {said|mentioned}",
+    "{said|mentioned|discussed} {above|before|earlier}",
+    "the previous",
+    "previous {answer|message|one|reply}",
+    "your {last|previous} {answer|reply|message}",
+    "you {said|mentioned}",
+    "earlier you",
+    "above code",
+    "the above",
+  ],
+  mathHard: [
+    "prove", "proof", "derivative", "derive", "integral", "integrate", "theorem", "lemma", "limit of", "probability", "expected value", "eigen*", "matrix",
+    "polynomial", "logarithm", "factorial", "permutation{|s}", "combination{|s}", "modulo", "prime number{|s}", "irrational", "differential", "gradient",
+  ],
+  mathSoft: ["calculate", "compute", "sum of", "average", "percent", "percentage", "ratio", "area", "volume", "speed", "km/h", "mph"],
+  /** Words of `MATH_EQUATION`: with none of its symbols in the text, they are all it can match. */
+  equation: ["solve*", "equation*"],
+  quantityQuestion: ["how {many|much|far|long|fast|old}", "what time", "what is the {total|probability|value}"],
+  multiStep: ["then", "after that", "remaining", "left over", "again", "each", "twice", "half", "times as {many|much}", "in total", "altogether"],
+  codeKeyword: [
+    "function", "def", "class", "return", "import", "const", "let", "var", "public static", "void", "async", "await", "lambda", "struct", "impl", "fn",
+    { key: "include", re: /(?<=#)include\b/y }, { key: "select", re: /select .+ from\b/y }, "for (", "while (", "elif", "printf", "println", "console.log", "null pointer",
+  ],
+  codeHard: [
+    "time complexity", "space complexity", "big{-| }o", "o(n{| log n|^2|²})", "refactor*", "bug{|s}", "debug*", "stack{ |}trace", "exception", "segfault",
+    "segmentation fault", "race condition", "deadlock", "memory leak", "compile{|r|s}", "regex", "algorithm", "recursion", "recursive", "concurrenc*", "concurrent*", "implement*",
+    "write {a|an|the} {function|program|script|class|method|query}", "unit test{|s}", "sql", "typescript", "javascript", "python", "java", "rust", "golang", "c++",
+  ],
+  codeSoft: ["code", "program", "function", "script", "api", "variable", "loop", "array"],
+  reasoning: [
+    "why", "explain*", "compare*", "comparison", "step{-| }by{-| }step", "reason*", "analys*", "analyz*", "pros and cons", "trade{-|}off{|s}", "difference between",
+    "evaluate", "justify", "infer", "deduce", "implication{|s}", "what would happen", "cause", "consequence{|s}",
+    { key: "if", re: /if\b[^.?!\n]{1,120}\b(?:then|would|will)\b/y },
+  ],
+  constraint: [
+    "must", "at least", "at most", "no more than", "no less than", "without using", { key: "exactly", re: /exactly \d+\b/y }, "make sure", "ensure",
+    "constraint{|s}", "requirement{|s}",
+  ],
+});
+
+type WordMarker = (typeof WORD_MARKERS.categories)[number];
+const MARKER = WORD_MARKERS.index;
+
+const CJK_MARKERS: Partial<Record<WordMarker, RegExp>> = {
+  crossRef: /上面|上述|刚才|之前(说|提|的)|前面(说|提|的)|上一(个|条|轮|次)|你刚/g,
+  mathHard: /证明|求导|导数|积分|微分|方程|概率|矩阵|多项式|极限|定理|排列|组合|质数|素数/g,
+  mathSoft: /计算|平均|百分之|比例|面积|体积|速度/g,
+  quantityQuestion: /多少|几(个|天|小时|点|岁|公里|次)|多久|多远/g,
+  multiStep: /然后|之后|又|剩下|剩余|每人|每个|一共|总共|再/g,
+  codeHard: /时间复杂度|空间复杂度|重构|调试|报错|异常|死锁|内存泄漏|算法|递归|并发|写(一个|个)?(函数|程序|脚本|类|方法)|单元测试/g,
+  codeSoft: /代码|程序|函数|变量|数组/g,
+  reasoning: /为什么|为何|比较|推理|分析|解释|原因|区别|优缺点|权衡|一步一步|逐步|如果[^。？！\n]{1,60}(那么|就|会)|推断|论证/g,
+  constraint: /不超过|不少于|至少|至多|必须|不能|要求|限制|确保/g,
+};
+
+/** Each CJK pattern with its marker's index. */
+const CJK_PATTERNS = (Object.entries(CJK_MARKERS) as [WordMarker, RegExp][]).map(([marker, pattern]) => ({ index: MARKER[marker], pattern }));
+
+/** Word-marker counts by `MARKER` index, plus their CJK patterns when the text has CJK characters. */
+function markerCounts(view: TextView): Int32Array {
+  const counts = WORD_MARKERS.count(view);
+  if (view.cjk > 0) for (const { index, pattern } of CJK_PATTERNS) counts[index] = (counts[index] ?? 0) + count(pattern, view.lower);
+  return counts;
+}
+
+/** Character codes the structural patterns need. */
+const CHAR = Object.freeze({
+  equals: 61,
+  caret: 94,
+  squared: 0xb2,
+  cubed: 0xb3,
+  backslash: 92,
+  dollar: 36,
+  backtick: 96,
+  greater: 62,
+  minus: 45,
+  colon: 58,
+  semicolon: 59,
+  closeParen: 41,
+  question: 63,
+  carriageReturn: 13,
+});
+
+/** Occurrences of a Latin-1 character (outside words) in the text's window. */
+function occurs(view: TextView, code: number): number {
+  return view.latin1[code] ?? 0;
+}
+
+// Structural patterns, each run only when the text has the characters it needs.
 const MATH_OPERATOR = /\d\s*[-+*/×÷^%]\s*\(?\s*\d|\d\s*[=<>≤≥]\s*\d/g;
 const MATH_EQUATION = /\b[a-z]\s*(\^\s*\d|²|³)|[a-z0-9)]\s*=\s*[-\d(a-z]|\b(solve|equation|equations|x\s*=)/g;
-const MATH_HARD =
-  /\b(prove|proof|derivative|derive|integral|integrate|theorem|lemma|limit of|probability|expected value|eigen\w*|matrix|polynomial|logarithm|factorial|permutations?|combinations?|modulo|prime numbers?|irrational|differential|gradient)\b|证明|求导|导数|积分|微分|方程|概率|矩阵|多项式|极限|定理|排列|组合|质数|素数/g;
-const MATH_SOFT = /\b(calculate|compute|sum of|average|percent|percentage|ratio|area|volume|speed|km\/h|mph)\b|计算|平均|百分之|比例|面积|体积|速度/g;
 const LATEX = /\\(frac|sum|int|sqrt|prod|lim|alpha|beta|theta|pi|cdot|times|le|ge|infty|partial|begin)\b|\$[^$\n]{1,200}\$/g;
-const QUANTITY_QUESTION = /\b(how (many|much|far|long|fast|old)|what time|what is the (total|probability|value))\b|多少|几(个|天|小时|点|岁|公里|次)|多久|多远/;
-const NUMBER = /\d+(\.\d+)?/g;
-const MULTI_STEP = /\b(then|after that|remaining|left over|again|each|twice|half|times as (many|much)|in total|altogether)\b|然后|之后|又|剩下|剩余|每人|每个|一共|总共|再/g;
-const CODE_FENCE = /```/g;
-const CODE_KEYWORD =
-  /\b(function|def|class|return|import|const|let|var|public static|void|async|await|lambda|struct|impl|fn|#include|select .+ from|for \(|while \(|elif|printf|println|console\.log|null pointer)\b|=>|::|->|\);/g;
-const CODE_HARD =
-  /\b(time complexity|space complexity|big[- ]o|o\(n( log n|\^2|²)?\)|refactor\w*|bugs?|debug\w*|stack ?trace|exception|segfault|segmentation fault|race condition|deadlock|memory leak|compile[rs]?|regex|algorithm|recursion|recursive|concurren\w+|implement\w*|write (a|an|the) (function|program|script|class|method|query)|unit tests?|sql|typescript|javascript|python|java|rust|golang|c\+\+)\b|时间复杂度|空间复杂度|重构|调试|报错|异常|死锁|内存泄漏|算法|递归|并发|写(一个|个)?(函数|程序|脚本|类|方法)|单元测试/g;
-const CODE_SOFT = /\b(code|program|function|script|api|variable|loop|array)\b|代码|程序|函数|变量|数组/g;
-const REASONING =
-  /\b(why|explain\w*|compare\w*|comparison|step[- ]by[- ]step|reason\w*|analy[sz]\w*|pros and cons|trade-?offs?|difference between|evaluate|justify|infer|deduce|implications?|what would happen|cause|consequences?)\b|\bif\b[^.?!\n]{1,120}\b(then|would|will)\b|为什么|为何|比较|推理|分析|解释|原因|区别|优缺点|权衡|一步一步|逐步|如果[^。？！\n]{1,60}(那么|就|会)|推断|论证/g;
-const CONSTRAINT_WORD =
-  /\b(must|must not|at least|at most|no more than|no less than|without using|exactly \d+|make sure|ensure|constraints?|requirements?)\b|不超过|不少于|至少|至多|必须|不能|要求|限制|确保/g;
-const LIST_ITEM = /^\s*(\d+[.)、]|[-*•]|[一二三四五六七八九十]+、)\s*\S/gm;
-const QUESTION_MARK = /[?？]/g;
+const CODE_OPERATOR = /=>|::|->|\);/g;
+const BRACKETS = Array.from("();[]{}", (c) => c.charCodeAt(0));
+const LIST_MARKER = /\s*(?:\d+[.)、]|[-*•]|[一二三四五六七八九十]+、)\s*\S/y;
 
+/** Matches of a global pattern (`test` advances `lastIndex` without building match arrays). */
 function count(pattern: RegExp, text: string): number {
   pattern.lastIndex = 0;
   let n = 0;
-  while (pattern.exec(text) !== null) n++;
+  while (pattern.test(text)) n++;
+  return n;
+}
+
+/** Non-overlapping occurrences of `needle`. */
+function occurrences(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+/** Whether the text has what `CODE_OPERATOR` needs: `=>` or `->`, two colons, or `);`. */
+function mayHaveCodeOperator(view: TextView): boolean {
+  return (
+    (occurs(view, CHAR.greater) > 0 && occurs(view, CHAR.equals) + occurs(view, CHAR.minus) > 0) ||
+    occurs(view, CHAR.colon) >= 2 ||
+    (occurs(view, CHAR.closeParen) > 0 && occurs(view, CHAR.semicolon) > 0)
+  );
+}
+
+const LINE_END = /[\n\r\u2028\u2029]/g;
+
+/**
+ * The start of the line after the one holding `from`, as `^` in a multiline pattern sees lines
+ * (`onlyNewlines`: the text has no other line terminator than `\n`), or -1.
+ */
+function nextLine(text: string, from: number, onlyNewlines: boolean): number {
+  if (onlyNewlines) {
+    const newline = text.indexOf("\n", from);
+    return newline < 0 ? -1 : newline + 1;
+  }
+  LINE_END.lastIndex = from;
+  return LINE_END.test(text) ? LINE_END.lastIndex : -1;
+}
+
+/** Lines that start with a list marker (`1.`, `2)`, `-`, `*`, `•`, `一、`), as `/^\s*marker\s*\S/gm` counts them. */
+function listItems(view: TextView): number {
+  const text = view.lower;
+  const onlyNewlines = occurs(view, CHAR.carriageReturn) === 0 && !text.includes("\u2028") && !text.includes("\u2029");
+  let n = 0;
+  for (let line = 0; line >= 0; ) {
+    LIST_MARKER.lastIndex = line;
+    if (LIST_MARKER.test(text)) {
+      n++;
+      line = nextLine(text, LIST_MARKER.lastIndex, onlyNewlines);
+    } else {
+      line = nextLine(text, line, onlyNewlines);
+    }
+  }
   return n;
 }
 
@@ -104,14 +240,18 @@ function clamp01(x: number): number {
   return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
-function isCjk(code: number): boolean {
-  return (
-    (code >= 0x4e00 && code <= 0x9fff) ||
-    (code >= 0x3400 && code <= 0x4dbf) ||
-    (code >= 0x3040 && code <= 0x30ff) ||
-    (code >= 0xac00 && code <= 0xd7af) ||
-    (code >= 0xf900 && code <= 0xfaff)
-  );
+/** `1 − Π(1 − weight·strength)`. */
+function noisyOr(s: Readonly<Record<ComplexitySignal, number>>): number {
+  const w = COMPLEXITY_WEIGHTS;
+  const keep =
+    (1 - w.length * s.length) *
+    (1 - w.conversation * s.conversation) *
+    (1 - w.math * s.math) *
+    (1 - w.code * s.code) *
+    (1 - w.reasoning * s.reasoning) *
+    (1 - w.structure * s.structure) *
+    (1 - w.language * s.language);
+  return 1 - keep;
 }
 
 interface TextStats {
@@ -120,20 +260,48 @@ interface TextStats {
   latinLetters: number;
 }
 
-/** One pass: approximate tokens (Latin non-space chars / 4, one per CJK char) and script counts. */
-function textStats(text: string, into: TextStats): void {
+/** Adds the counts of `text[start, end)`, times `scale`. */
+function countRange(text: string, start: number, end: number, scale: number, into: TextStats): void {
   let other = 0;
-  for (let i = 0; i < text.length; i++) {
+  let cjk = 0;
+  let letters = 0;
+  for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c <= 32) continue;
     if (c >= 0x3040 && isCjk(c)) {
-      into.cjk++;
+      cjk++;
     } else {
       other++;
-      if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) into.latinLetters++;
+      if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) letters++;
     }
   }
-  into.tokens += other / 4;
+  into.tokens += (other / 4) * scale;
+  into.cjk += cjk * scale;
+  into.latinLetters += letters * scale;
+}
+
+/** How much longer a text is than the window the text pass reads of it (1 if it reads all). */
+function windowScale(length: number): number {
+  return length <= TEXT_HEAD + TEXT_TAIL ? 1 : length / (TEXT_HEAD + TEXT_TAIL);
+}
+
+/**
+ * Approximate tokens (Latin non-space chars / 4, one per CJK char) and script counts of a
+ * message. Like the markers, a long message is read on its head and tail, scaled to its length.
+ */
+function textStats(text: string, into: TextStats): void {
+  const scale = windowScale(text.length);
+  if (scale === 1) return countRange(text, 0, text.length, 1, into);
+  countRange(text, 0, TEXT_HEAD, scale, into);
+  countRange(text, text.length - TEXT_TAIL, text.length, scale, into);
+}
+
+/** `textStats` of the text a view read, from the counts of its pass. */
+function viewStats(view: TextView, into: TextStats): void {
+  const scale = windowScale(view.text.length);
+  into.tokens += ((view.visible - view.cjk) / 4) * scale;
+  into.cjk += view.cjk * scale;
+  into.latinLetters += view.letters * scale;
 }
 
 function messageText(message: Message): string {
@@ -145,56 +313,55 @@ function messageText(message: Message): string {
   return text;
 }
 
-/** How much of a long input the marker patterns read: its head and its tail. */
-export const MARKER_HEAD = 1500;
-export const MARKER_TAIL = 500;
-
 export function estimateComplexity(messages: readonly Message[]): ComplexityEstimate {
-  const stats: TextStats = { tokens: 0, cjk: 0, latinLetters: 0 };
   let userTurns = 0;
   let marked = "";
-  for (const message of messages) {
-    const text = messageText(message);
-    textStats(text, stats);
+  // Indexed loops: this function runs per request, and its iterators would allocate.
+  for (let m = 0; m < messages.length; m++) {
+    const message = messages[m] as Message;
     if (message.role === "user") userTurns++;
-    if (message.role === "user" || message.role === "tool") marked += (marked === "" ? "" : "\n") + text;
+    if (message.role === "user" || message.role === "tool") marked += (marked === "" ? "" : "\n") + messageText(message);
+  }
+  // The trimmed text is the one the intent classifier reads, so the two share one text pass.
+  const view = analyseText(marked.trim());
+  const lower = view.lower;
+  const stats: TextStats = { tokens: 0, cjk: 0, latinLetters: 0 };
+  for (let m = 0; m < messages.length; m++) {
+    const text = messageText(messages[m] as Message);
+    // The message the pass read (the usual lone user message) is not read again.
+    if (text === view.text) viewStats(view, stats);
+    else textStats(text, stats);
   }
   const approxTokens = Math.round(stats.tokens + stats.cjk);
-  // Markers are read on the head and tail of long inputs (length counts everything): the
-  // decision stays cheap on pasted documents, and marker strengths saturate long before.
-  if (marked.length > MARKER_HEAD + MARKER_TAIL) marked = `${marked.slice(0, MARKER_HEAD)}\n${marked.slice(-MARKER_TAIL)}`;
-  const lower = marked.toLowerCase();
+  const words = markerCounts(view);
 
-  const crossTurnRefs = count(CROSS_REF, lower);
-  const numbers = count(NUMBER, lower);
-  const quantityQuestion = QUANTITY_QUESTION.test(lower);
-  const wordProblem = numbers >= 3 && quantityQuestion;
-  const multiStep = wordProblem ? count(MULTI_STEP, lower) : 0;
-  const operators = count(MATH_OPERATOR, lower);
-  const equations = count(MATH_EQUATION, lower);
-  const mathHard = count(MATH_HARD, lower);
-  const mathSoft = count(MATH_SOFT, lower);
-  const latex = count(LATEX, lower);
+  const crossTurnRefs = words[MARKER.crossRef] ?? 0;
+  const numbers = view.numbers;
+  const wordProblem = numbers >= 3 && (words[MARKER.quantityQuestion] ?? 0) > 0;
+  const multiStep = wordProblem ? (words[MARKER.multiStep] ?? 0) : 0;
+  const operators = numbers >= 2 ? count(MATH_OPERATOR, lower) : 0;
+  const equationSymbols = occurs(view, CHAR.equals) + occurs(view, CHAR.caret) + occurs(view, CHAR.squared) + occurs(view, CHAR.cubed);
+  const equations = equationSymbols > 0 ? count(MATH_EQUATION, lower) : (words[MARKER.equation] ?? 0);
+  const mathHard = words[MARKER.mathHard] ?? 0;
+  const mathSoft = words[MARKER.mathSoft] ?? 0;
+  const latex = occurs(view, CHAR.backslash) + occurs(view, CHAR.dollar) > 0 ? count(LATEX, lower) : 0;
   const mathMarkers = operators + equations + mathHard + mathSoft + latex + (wordProblem ? 1 : 0);
 
-  const fences = count(CODE_FENCE, lower);
-  const codeKeywords = count(CODE_KEYWORD, lower);
-  const codeHard = count(CODE_HARD, lower);
-  const codeSoft = count(CODE_SOFT, lower);
+  const fences = occurs(view, CHAR.backtick) >= 3 ? occurrences(lower, "```") : 0;
+  const codeOperators = mayHaveCodeOperator(view) ? count(CODE_OPERATOR, lower) : 0;
+  const codeKeywords = (words[MARKER.codeKeyword] ?? 0) + codeOperators;
+  const codeHard = words[MARKER.codeHard] ?? 0;
+  const codeSoft = words[MARKER.codeSoft] ?? 0;
   let brackets = 0;
-  for (let i = 0; i < lower.length; i++) {
-    const c = lower.charCodeAt(i);
-    // ( ) ; [ ] { }
-    if (c === 40 || c === 41 || c === 59 || c === 91 || c === 93 || c === 123 || c === 125) brackets++;
-  }
+  for (let b = 0; b < BRACKETS.length; b++) brackets += view.latin1[BRACKETS[b] ?? 0] ?? 0;
   const bracketDensity = lower.length > 0 ? brackets / lower.length : 0;
   const codeMarkers = (fences >= 2 ? 1 : 0) + codeKeywords + codeHard + codeSoft;
 
-  const reasoningMarkers = count(REASONING, lower);
-  const questions = count(QUESTION_MARK, lower);
-  const listItems = count(LIST_ITEM, marked);
-  const constraintWords = count(CONSTRAINT_WORD, lower);
-  const constraints = (listItems >= 2 ? listItems : 0) + constraintWords;
+  const reasoningMarkers = words[MARKER.reasoning] ?? 0;
+  const questions = occurs(view, CHAR.question) + occurrences(lower, "？");
+  const listItemCount = listItems(view);
+  const constraintWords = words[MARKER.constraint] ?? 0;
+  const constraints = (listItemCount >= 2 ? listItemCount : 0) + constraintWords;
   const mixedLanguage = stats.cjk >= 4 && stats.latinLetters >= 12 && Math.min(stats.cjk, stats.latinLetters / 4) / approxTokens >= 0.1;
 
   const strengths: Record<ComplexitySignal, number> = {
@@ -216,13 +383,11 @@ export function estimateComplexity(messages: readonly Message[]): ComplexityEsti
         (bracketDensity > 0.04 && lower.length > 40 ? 0.3 : 0),
     ),
     reasoning: clamp01(0.35 * reasoningMarkers),
-    structure: clamp01(0.25 * Math.max(0, questions - 1) + (listItems >= 2 ? 0.15 * listItems : 0) + 0.15 * constraintWords),
+    structure: clamp01(0.25 * Math.max(0, questions - 1) + (listItemCount >= 2 ? 0.15 * listItemCount : 0) + 0.15 * constraintWords),
     language: mixedLanguage ? 1 : 0,
   };
 
-  let keep = 1;
-  for (const signal of Object.keys(strengths) as ComplexitySignal[]) keep *= 1 - COMPLEXITY_WEIGHTS[signal] * strengths[signal];
-  const score = Math.round((1 - keep) * 1000) / 1000;
+  const score = Math.round(noisyOr(strengths) * 1000) / 1000;
 
   return {
     score,

@@ -1,6 +1,6 @@
 /**
  * The optional third intent layer: ask the edge model itself. When the pattern layer and the
- * n-gram model leave a request `unknown` (or under `intent_min_confidence`) and
+ * trained model leave a request `unknown` (or under `intent_min_confidence`) and
  * `route.edge_intent.enable` is on, Gearbox sends the edge agent a short labelling prompt and
  * reads the first intent label in its answer; the agent's `x-gearbox-confidence` is the label's
  * confidence. It costs one short edge generation, bounded by `timeout_ms`; a timeout, an error,

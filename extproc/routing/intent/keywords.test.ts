@@ -64,3 +64,27 @@ test("keywords: a hit carries a high score", () => {
   const hit = matchKeywords("Summarize this");
   assert.ok(hit && hit.score >= 0.85 && hit.score <= 1);
 });
+
+test("keywords: gated rules keep their hits on Chinese, mixed-language and long prompts", () => {
+  const filler = "The committee reviewed the budget and the timeline in detail. ".repeat(60);
+  const cases: [string, Intent][] = [
+    ["请用Python写一个函数，计算斐波那契数列", "code_gen"],
+    ["帮我translate这句话：今天天气很好", "translate"],
+    ["把下面这段话翻译成English：我们明天开会", "translate"],
+    [`${filler}\nSummarize the text above in three bullet points.`, "summarize"],
+    [`Translate the following into German.\n${filler}`, "translate"],
+    [`${filler}\n\nfrom collections import Counter\nprint(Counter("abc"))`, "code_gen"],
+    [`Notes:\n${filler}\n    def total(xs):\n        return sum(xs)`, "code_gen"],
+  ];
+  for (const [text, intent] of cases) assert.equal(matchKeywords(text)?.intent, intent, text.slice(-60));
+});
+
+test("keywords: a code keyword counts only at a line start, as its pattern needs", () => {
+  assert.equal(matchKeywords("Which function from the list below is continuous? It is imported from the standard library."), undefined);
+  assert.equal(matchKeywords("Which is right?\n  class Node(object): pass")?.intent, "code_gen");
+});
+
+test("keywords: an instruction in the unread middle of a long prompt is not seen", () => {
+  const filler = "The committee reviewed the budget and the timeline in detail. ".repeat(30);
+  assert.equal(matchKeywords(`${filler} Please summarize this. ${filler}`), undefined);
+});

@@ -1,13 +1,15 @@
 /**
- * The intent model: multinomial logistic regression over hashed character n-grams
+ * The intent model: multinomial logistic regression over hashed word and character features
  * (`features.ts`). Weights travel as int8 (one global scale) in base64, so the committed
- * `weights.json` stays small; inference is a sparse sum of weight rows plus a softmax.
+ * `weights.json` stays small; inference is a sparse sum of weight rows (packed two labels to a
+ * 32-bit word) plus a softmax.
  */
-import { BUCKET_BITS, MAX_FEATURES, hashNgrams } from "./features.ts";
+import { BUCKET_BITS, MAX_FEATURES, textFeatures } from "./features.ts";
 import { type Intent, isIntent } from "./intents.ts";
 import { fail, ok, type Result } from "../../result.ts";
 
-export const WEIGHTS_FORMAT = "gearbox-intent-linear/1";
+/** Version 2: word and character unit features (version 1 was character 1–4-grams). */
+export const WEIGHTS_FORMAT = "gearbox-intent-linear/2";
 
 /** The JSON shape of `weights.json`. */
 export interface WeightsFile {
@@ -27,57 +29,103 @@ export interface Prediction {
   confidence: number;
 }
 
+/**
+ * Features summed between two flushes of the 16-bit lanes: each lane adds at most 255 per
+ * feature, and 256 × 255 < 2^16.
+ */
+const LANE_BLOCK = 256;
+
+/**
+ * Packs int8 weights, buckets × labels, two labels to a 32-bit word: label 2j in the low 16 bits
+ * and 2j + 1 in the high 16 bits of word j of the bucket's row, each as `q + 128` (0–255), so one
+ * load and one add serve two labels.
+ */
+function packPairs(q: Int8Array, k: number): Int32Array {
+  const lanes = Math.ceil(k / 2);
+  const rows = q.length / k;
+  const packed = new Int32Array(rows * lanes);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < k; c++) {
+      const value = (q[r * k + c] ?? 0) + 128;
+      const word = r * lanes + (c >> 1);
+      packed[word] = (packed[word] ?? 0) | (c % 2 === 0 ? value : value << 16);
+    }
+  }
+  return packed;
+}
+
 export class IntentModel {
   readonly labels: readonly Intent[];
   private readonly k: number;
-  private readonly q: Int8Array;
+  private readonly lanes: number;
+  private readonly packed: Int32Array;
   private readonly scale: number;
   private readonly b: Float64Array;
   private readonly buckets = new Int32Array(MAX_FEATURES);
-  private sums = new Int32Array(12);
+  private readonly laneSums: Int32Array;
+  private readonly sums: Int32Array;
   private readonly scores: Float64Array;
 
   /** `q` is int8 weights, buckets × labels row-major (real weight = q × scale); one bias per label. */
   constructor(labels: readonly Intent[], q: Int8Array, scale: number, bias: ArrayLike<number>) {
     this.labels = labels;
     this.k = labels.length;
-    this.q = q;
+    this.lanes = Math.ceil(this.k / 2);
+    this.packed = packPairs(q, this.k);
     this.scale = scale;
     this.b = Float64Array.from(bias);
+    this.laneSums = new Int32Array(this.lanes);
+    this.sums = new Int32Array(this.k);
     this.scores = new Float64Array(this.k);
-    if (this.k > this.sums.length) this.sums = new Int32Array(this.k);
   }
 
-  /** Integer sums of the weight rows of `n` buckets; the common 12-label case is unrolled. */
+  /** Integer sums of the weight rows of `n` buckets, a block of features at a time. */
   private accumulate(n: number): void {
-    const q = this.q;
-    const buckets = this.buckets;
     const sums = this.sums;
-    if (this.k === 12) {
-      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0;
-      for (let i = 0; i < n; i++) {
-        const r = (buckets[i] ?? 0) * 12;
-        a0 += q[r] ?? 0; a1 += q[r + 1] ?? 0; a2 += q[r + 2] ?? 0; a3 += q[r + 3] ?? 0;
-        a4 += q[r + 4] ?? 0; a5 += q[r + 5] ?? 0; a6 += q[r + 6] ?? 0; a7 += q[r + 7] ?? 0;
-        a8 += q[r + 8] ?? 0; a9 += q[r + 9] ?? 0; a10 += q[r + 10] ?? 0; a11 += q[r + 11] ?? 0;
-      }
-      sums[0] = a0; sums[1] = a1; sums[2] = a2; sums[3] = a3; sums[4] = a4; sums[5] = a5;
-      sums[6] = a6; sums[7] = a7; sums[8] = a8; sums[9] = a9; sums[10] = a10; sums[11] = a11;
-      return;
-    }
-    const k = this.k;
+    const laneSums = this.laneSums;
     sums.fill(0);
-    for (let i = 0; i < n; i++) {
-      const r = (buckets[i] ?? 0) * k;
-      for (let c = 0; c < k; c++) sums[c] = (sums[c] ?? 0) + (q[r + c] ?? 0);
+    for (let from = 0; from < n; from += LANE_BLOCK) {
+      const to = Math.min(n, from + LANE_BLOCK);
+      if (this.lanes === 6) this.addRows6(from, to);
+      else this.addRows(from, to);
+      for (let j = 0; j < this.lanes; j++) {
+        const lane = laneSums[j] ?? 0;
+        sums[2 * j] = (sums[2 * j] ?? 0) + (lane & 0xffff);
+        if (2 * j + 1 < this.k) sums[2 * j + 1] = (sums[2 * j + 1] ?? 0) + (lane >>> 16);
+      }
     }
+    // Every lane held `q + 128`.
+    for (let c = 0; c < this.k; c++) sums[c] = (sums[c] ?? 0) - 128 * n;
+  }
+
+  /** Lane sums of the rows of buckets[from, to); any number of labels. */
+  private addRows(from: number, to: number): void {
+    const { packed, buckets, laneSums, lanes } = this;
+    laneSums.fill(0);
+    for (let i = from; i < to; i++) {
+      const r = (buckets[i] ?? 0) * lanes;
+      for (let j = 0; j < lanes; j++) laneSums[j] = (laneSums[j] ?? 0) + (packed[r + j] ?? 0);
+    }
+  }
+
+  /** `addRows` unrolled for the common 12 labels (6 lanes). */
+  private addRows6(from: number, to: number): void {
+    const { packed, buckets, laneSums } = this;
+    // `| 0` keeps the sums in 32-bit integers; a sum past 2^31 wraps, and `>>> 16` reads it back.
+    let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0;
+    for (let i = from; i < to; i++) {
+      const r = (buckets[i] ?? 0) * 6;
+      l0 = (l0 + (packed[r] ?? 0)) | 0; l1 = (l1 + (packed[r + 1] ?? 0)) | 0; l2 = (l2 + (packed[r + 2] ?? 0)) | 0;
+      l3 = (l3 + (packed[r + 3] ?? 0)) | 0; l4 = (l4 + (packed[r + 4] ?? 0)) | 0; l5 = (l5 + (packed[r + 5] ?? 0)) | 0;
+    }
+    laneSums[0] = l0; laneSums[1] = l1; laneSums[2] = l2; laneSums[3] = l3; laneSums[4] = l4; laneSums[5] = l5;
   }
 
   /** Softmax probabilities over `labels`, written into a buffer the next call reuses. */
   probabilities(text: string): Float64Array {
     const k = this.k;
     const s = this.scores;
-    const n = hashNgrams(text, this.buckets);
+    const n = textFeatures(text, this.buckets);
     this.accumulate(n);
     const norm = n > 0 ? this.scale / Math.sqrt(n) : 0;
     let max = -Infinity;
