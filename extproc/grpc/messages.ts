@@ -1,6 +1,6 @@
 /**
- * Conversions between Envoy's ext_proc messages and the processor's plain terms. This file and
- * `server.ts` are the only ones that touch ext_proc types.
+ * Conversions between Envoy's ext_proc messages and the processor's plain terms. This file,
+ * `attributes.ts` and `server.ts` are the only ones that touch ext_proc types.
  */
 import type { HeaderMap__Output } from "../../proto/generated/envoy/config/core/v3/HeaderMap.ts";
 import type { HeaderValueOption } from "../../proto/generated/envoy/config/core/v3/HeaderValueOption.ts";

@@ -1,7 +1,8 @@
 /**
  * `envoy.service.ext_proc.v3.ExternalProcessor/Process`: one bidirectional stream per HTTP
  * request. Each ProcessingRequest gets exactly one ProcessingResponse, in order (Envoy fails the
- * request otherwise), computed by a `RequestProcessor`. Plus `grpc.health.v1` and graceful drain.
+ * request otherwise), computed by a `RequestProcessor`; the caller's identity comes from the
+ * request attributes (`attributes.ts`). Plus `grpc.health.v1` and graceful drain.
  */
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -11,6 +12,7 @@ import { extProcPackage } from "../envoy/protos.ts";
 import { toErrorResponse } from "../errors.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import { CONTINUE, type Outcome } from "../processor/outcome.ts";
+import { clientIdentityOf } from "./attributes.ts";
 import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
 
 export const EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
@@ -34,7 +36,14 @@ export const SLOW_PHASE_TIMEOUT_S = 60;
 function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
   switch (message.request) {
     case "request_headers":
-      return { phase: "request_headers", outcome: processor.requestHeaders(headersFromEnvoy(message.request_headers?.headers), message.request_headers?.end_of_stream ?? false) };
+      return {
+        phase: "request_headers",
+        outcome: processor.requestHeaders(
+          headersFromEnvoy(message.request_headers?.headers),
+          message.request_headers?.end_of_stream ?? false,
+          clientIdentityOf(message),
+        ),
+      };
     case "request_body":
       return { phase: "request_body", outcome: processor.requestBody(message.request_body?.body ?? Buffer.alloc(0)) };
     case "response_headers":

@@ -7,6 +7,7 @@
 import http from "node:http";
 import type { ProcessorDeps } from "../processor/processor.ts";
 import { RequestProcessor } from "../processor/processor.ts";
+import { canonicalIp } from "../client-ip.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
 import { GatewayError, toErrorResponse, type ErrorResponse } from "../errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
@@ -82,7 +83,9 @@ export class FrontDoorHandler {
     const processor = new RequestProcessor(this.deps);
     const headers: Headers = { ...plainHeaders(req.headers), ":method": req.method ?? "GET", ":path": path, ":scheme": "http", ":authority": req.headers.host ?? "" };
     const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
-    if (this.respondIfRejected(res, processor.requestHeaders(headers, !hasBody), headers)) return;
+    // No mTLS here, so no workload identity: only the peer's IP.
+    const client = { address: canonicalIp(req.socket.remoteAddress) };
+    if (this.respondIfRejected(res, processor.requestHeaders(headers, !hasBody, client), headers)) return;
     let body: Buffer;
     try {
       body = await readBody(req, this.deps.config.limits.max_request_bytes);

@@ -31,6 +31,14 @@ const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conver
 const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
+/** The caller as the transport identifies it. */
+export interface ClientIdentity {
+  /** Source IP (no port). */
+  address?: string;
+  /** Workload identity (SPIFFE URI) from mTLS. */
+  principal?: string;
+}
+
 export interface ProcessorDeps {
   config: GatewayConfig;
   logger: Logger;
@@ -77,6 +85,7 @@ export class RequestProcessor {
   private requestId = "";
   private query = "";
   private requestHeadersSeen: Headers = {};
+  private client: ClientIdentity = {};
   private parsed: ParsedCall | undefined;
   private decision: RouteDecision | undefined;
   private plan: CallPlan | undefined;
@@ -118,8 +127,13 @@ export class RequestProcessor {
     return this.requestId;
   }
 
-  requestHeaders(headers: Headers, endOfStream: boolean): Outcome {
+  /**
+   * `client`: who is calling, as the transport knows it — Envoy's `source.address` and
+   * `connection.uri_san_peer_certificate` attributes (ext_proc), or the socket's address (front door).
+   */
+  requestHeaders(headers: Headers, endOfStream: boolean, client: ClientIdentity = {}): Outcome {
     this.phase = "request_body";
+    this.client = client;
     const path = headers[":path"] ?? "/";
     this.spec = endpointFor(path);
     if (!this.spec) {

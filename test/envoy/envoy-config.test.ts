@@ -185,6 +185,16 @@ void describe("Gearbox consistency checks reject", () => {
     assertHasError(errors, `${EXT_PROC}.failure_mode_allow: Gearbox needs false`);
   });
 
+  void it("ext_proc without the caller's attributes, or asking for one Envoy never sends", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      objectAtPath(p, EXT_PROC)["request_attributes"] = ["source.address", "source.principal"];
+    });
+    assert.deepEqual(errors, [
+      `${EXT_PROC}.request_attributes: Gearbox needs connection.uri_san_peer_certificate to know the caller`,
+      `${EXT_PROC}.request_attributes: Envoy never sends source.principal; use connection.uri_san_peer_certificate`,
+    ]);
+  });
+
   void it("a route to a cluster that does not exist", () => {
     const errors = gearboxErrorsAfter((p) => {
       objectAtPath(p, "static_resources.clusters[2]")["name"] = "claude";

@@ -4,7 +4,8 @@
  *
  * - every cluster a route names exists; per-route filter configs name a filter of the chain;
  * - the ext_proc filter exists once, talks HTTP/2 to an existing cluster, uses the processing
- *   mode Gearbox is written for, fails closed, honours immediate responses and route clearing;
+ *   mode Gearbox is written for, fails closed, honours immediate responses and route clearing,
+ *   and sends the request attributes that identify the caller;
  * - the router filter is last;
  * - a request on an LLM path with `x-gearbox-upstream: <u>` reaches cluster `<u>` with ext_proc
  *   on, with `:authority` rewritten to the TLS SNI for TLS clusters; without the header, or on
@@ -38,6 +39,20 @@ export const GEARBOX_PROCESSING_MODE: Readonly<Record<string, string>> = {
   response_body_mode: "BUFFERED",
   request_trailer_mode: "SKIP",
   response_trailer_mode: "SKIP",
+};
+
+/**
+ * `request_attributes` Gearbox reads (extproc/grpc/attributes.ts): the caller's `ip:port` and the
+ * first URI SAN of its client certificate (its SPIFFE ID under mTLS).
+ */
+export const GEARBOX_REQUEST_ATTRIBUTES = ["source.address", "connection.uri_san_peer_certificate"] as const;
+
+/**
+ * Attribute names that look right but that Envoy never fills: its `source` map has only `address`
+ * and `port`, and an attribute without a value is silently left out of the request.
+ */
+const NOT_ENVOY_ATTRIBUTES: Readonly<Record<string, string>> = {
+  "source.principal": "connection.uri_san_peer_certificate",
 };
 
 /** One request each upstream must route, on a path of that provider's API. */
@@ -128,6 +143,14 @@ function checkExtProc(filter: PlainObject, where: string, clusters: ReadonlyMap<
   };
   for (const [key, wanted] of Object.entries(flags)) {
     if ((config[key] === true) !== wanted) errors.push(`${where}.${key}: Gearbox needs ${wanted}`);
+  }
+  const attributes = arrayAt(config, "request_attributes");
+  for (const name of GEARBOX_REQUEST_ATTRIBUTES) {
+    if (!attributes.includes(name)) errors.push(`${where}.request_attributes: Gearbox needs ${name} to know the caller`);
+  }
+  for (const name of attributes) {
+    const instead = typeof name === "string" ? NOT_ENVOY_ATTRIBUTES[name] : undefined;
+    if (instead !== undefined) errors.push(`${where}.request_attributes: Envoy never sends ${String(name)}; use ${instead}`);
   }
   if (config["route_cache_action"] === "RETAIN") errors.push(`${where}.route_cache_action: RETAIN would ignore Gearbox's clear_route_cache`);
   const timeout = seconds(config["message_timeout"]);

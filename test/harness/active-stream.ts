@@ -9,8 +9,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import type { DownstreamConnection } from "./attributes.ts";
 import { AbortedError, BodyReader } from "./body.ts";
-import type { ResolvedEnvoyConfig } from "./config.ts";
+import type { PeerCertificateOptions, ResolvedEnvoyConfig } from "./config.ts";
 import { Downstream } from "./downstream.ts";
 import type { FilterEnv } from "./filter-core.ts";
 import { ExtProcFilter } from "./filter.ts";
@@ -30,18 +31,30 @@ export interface StreamEnv {
  * The request header map the filter chain sees: the HTTP/1 codec turns `host` into `:authority`
  * and adds `:path`, `:method`, `:scheme`; the connection manager drops hop-by-hop headers and
  * adds `x-forwarded-proto` and `x-request-id` when missing (ConnectionManagerUtility::mutateRequestHeaders).
+ * `peerHeader` (the simulated client certificate) is not part of the request.
  */
-function requestHeaders(req: IncomingMessage): HeaderMap {
+function requestHeaders(req: IncomingMessage, peerHeader: string | undefined): HeaderMap {
   const headers = HeaderMap.of([
     [":authority", req.headers.host ?? ""],
     [":path", req.url ?? "/"],
     [":method", req.method ?? "GET"],
     [":scheme", "http"],
   ]);
-  for (const [k, v] of rawHeaderPairs(req)) if (k !== "host" && !isHopByHop(k, v)) headers.add(k, v);
+  for (const [k, v] of rawHeaderPairs(req)) if (k !== "host" && k !== peerHeader && !isHopByHop(k, v)) headers.add(k, v);
   if (!headers.has("x-forwarded-proto")) headers.add("x-forwarded-proto", "http");
   if (!headers.has("x-request-id")) headers.add("x-request-id", randomUUID());
   return headers;
+}
+
+/** The downstream connection the attributes describe, with its simulated client certificate. */
+function downstreamConnection(req: IncomingMessage, peer: PeerCertificateOptions): DownstreamConnection {
+  const header = peer.uriSanHeader === undefined ? undefined : req.headers[peer.uriSanHeader.toLowerCase()];
+  const uriSan = typeof header === "string" ? header : peer.uriSan;
+  return {
+    remoteAddress: req.socket.remoteAddress ?? "",
+    remotePort: req.socket.remotePort ?? 0,
+    peerUriSan: uriSan === "" ? undefined : uriSan,
+  };
 }
 
 /** A request has a body when it is chunked or has a non-zero content-length (HTTP/1.1 framing). */
@@ -60,6 +73,7 @@ export async function serveStream(env: StreamEnv, req: IncomingMessage, res: Ser
   const downstream = new Downstream(res, env.stats);
   const signal = downstream.signal;
   let routeCacheCleared = false;
+  const peer = env.config.peerCertificate;
   const filter = new ExtProcFilter(
     env.filterEnv,
     {
@@ -69,8 +83,9 @@ export async function serveStream(env: StreamEnv, req: IncomingMessage, res: Ser
       },
     },
     signal,
+    downstreamConnection(req, peer),
   );
-  const headers = requestHeaders(req);
+  const headers = requestHeaders(req, peer.uriSanHeader?.toLowerCase());
   const requestBody = new BodyReader(req, {
     noBody: !requestHasBody(req),
     contentLength: contentLengthOf(req.headers),

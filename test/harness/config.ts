@@ -6,6 +6,7 @@
  * `HeaderMutationRules` of `envoy.config.common.mutation_rules.v3`, the route table and clusters.
  */
 import type { ProcessingMode } from "../../proto/generated/envoy/extensions/filters/http/ext_proc/v3/ProcessingMode.ts";
+import { checkRequestAttributes } from "./attributes.ts";
 
 /** `ProcessingMode.HeaderSendMode` by name. */
 export type HeaderSendMode = "DEFAULT" | "SEND" | "SKIP";
@@ -59,6 +60,11 @@ export interface ExtProcOptions {
   statusOnError?: number;
   /** `deferred_close_timeout` in ms for observability mode (Envoy default 5000). */
   deferredCloseTimeoutMs?: number;
+  /**
+   * `request_attributes` (default none): attribute names whose values go with the first request
+   * message; see `attributes.ts` for the ones the harness evaluates.
+   */
+  requestAttributes?: string[];
 }
 
 /** One route of the virtual host, matched in order (Envoy `config.route.v3.Route`, minimal). */
@@ -93,6 +99,21 @@ export interface OriginalDstClusterOptions {
 /** A cluster of the harness. */
 export type ClusterOptions = StaticClusterOptions | OriginalDstClusterOptions;
 
+/**
+ * The client certificate of a downstream mTLS connection, simulated: the listener stays plain
+ * HTTP (`:scheme` stays `http`), only what `connection.uri_san_peer_certificate` reads is given.
+ */
+export interface PeerCertificateOptions {
+  /** First URI SAN of the certificate every client presents (e.g. a SPIFFE ID). */
+  uriSan?: string;
+  /**
+   * Request header naming the URI SAN of the certificate this request's client presents, taking
+   * precedence over `uriSan`; an empty value means no certificate. The harness removes the
+   * header before the filter chain: it stands for the TLS handshake, not for the request.
+   */
+  uriSanHeader?: string;
+}
+
 /** Options of `startEnvoy`. */
 export interface EnvoyOptions {
   extProc: ExtProcOptions;
@@ -105,6 +126,8 @@ export interface EnvoyOptions {
   bufferLimitBytes?: number;
   /** Route `timeout` in ms until upstream response headers (Envoy default 15 s). */
   routeTimeoutMs?: number;
+  /** Downstream client certificate (default: none, as on a plain-HTTP listener). */
+  peerCertificate?: PeerCertificateOptions;
 }
 
 /** The ext_proc configuration with Envoy's defaults filled in. */
@@ -119,6 +142,7 @@ export interface ResolvedExtProc {
   observabilityMode: boolean;
   statusOnError: number;
   deferredCloseTimeoutMs: number;
+  requestAttributes: string[];
 }
 
 /** `startEnvoy` options with Envoy's defaults filled in. */
@@ -129,6 +153,7 @@ export interface ResolvedEnvoyConfig {
   clusters: Record<string, ClusterOptions>;
   bufferLimitBytes: number;
   routeTimeoutMs: number;
+  peerCertificate: PeerCertificateOptions;
 }
 
 /** Envoy's default `per_connection_buffer_limit_bytes`. */
@@ -168,9 +193,14 @@ export function resolveProcessingMode(mode: ProcessingMode | null | undefined): 
   };
 }
 
-/** Fills in Envoy's defaults and checks that every route names a known cluster. */
+/**
+ * Fills in Envoy's defaults and checks that every route names a known cluster and every request
+ * attribute is one the harness evaluates.
+ */
 export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
   const e = options.extProc;
+  const requestAttributes = e.requestAttributes ?? [];
+  checkRequestAttributes(requestAttributes);
   const routes = options.routes ?? [];
   for (const cluster of [...routes.map((r) => r.cluster), options.defaultCluster]) {
     if (cluster !== undefined && !(cluster in options.clusters)) {
@@ -189,11 +219,13 @@ export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
       observabilityMode: e.observabilityMode ?? false,
       statusOnError: e.statusOnError ?? 500,
       deferredCloseTimeoutMs: e.deferredCloseTimeoutMs ?? 5000,
+      requestAttributes,
     },
     routes,
     defaultCluster: options.defaultCluster,
     clusters: options.clusters,
     bufferLimitBytes: options.bufferLimitBytes ?? DEFAULT_BUFFER_LIMIT_BYTES,
     routeTimeoutMs: options.routeTimeoutMs ?? 15_000,
+    peerCertificate: options.peerCertificate ?? {},
   };
 }

@@ -4,9 +4,10 @@
  * `envoy.service.ext_proc.v3.ExternalProcessor` over gRPC and to real HTTP upstreams.
  *
  * Each rule cites the Envoy source or proto comment it copies (see the other files of this folder).
- * What it does not do: TLS, HTTP/2 downstream, trailers (Envoy's HTTP/1 codec drops them unless
- * `enable_trailers`, so the trailer modes never produce a message), FULL_DUPLEX_STREAMED, per-route
- * filter config, metadata and attributes.
+ * What it does not do: TLS (a client certificate can be simulated for the request attributes),
+ * HTTP/2 downstream, trailers (Envoy's HTTP/1 codec drops them unless `enable_trailers`, so the
+ * trailer modes never produce a message), FULL_DUPLEX_STREAMED, per-route filter config, metadata,
+ * response attributes and most request attributes (see `attributes.ts`).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";

@@ -16,6 +16,7 @@ import type { ImmediateResponse__Output } from "../../proto/generated/envoy/serv
 import type { ProcessingRequest } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import type { Duration__Output } from "../../proto/generated/google/protobuf/Duration.ts";
+import { evaluateAttributes, EXT_PROC_FILTER_NAME, type DownstreamConnection } from "./attributes.ts";
 import { resolveProcessingMode, type ResolvedExtProc, type ResolvedProcessingMode } from "./config.ts";
 import type { HeaderMap } from "./headers.ts";
 import { httpStatusNumber } from "./messages.ts";
@@ -77,12 +78,15 @@ export class FilterCore {
   protected readonly encoding: ProcessorState;
   /** Envoy `processing_complete_`: nothing more is sent, responses are ignored. */
   protected complete = false;
+  /** The decoding state's `sent_attributes_`. */
+  private requestAttributesSent = false;
   private readonly stream: SideStream;
 
   constructor(
     protected readonly env: FilterEnv,
     protected readonly host: FilterHost,
     signal: AbortSignal,
+    private readonly connection: DownstreamConnection,
   ) {
     this.decoding = new ProcessorState("request", env.config.processingMode);
     this.encoding = new ProcessorState("response", env.config.processingMode);
@@ -127,9 +131,23 @@ export class FilterCore {
   }
 
   private send(kind: RequestKind, request: ProcessingRequest): void {
-    this.stream.send(request);
+    this.stream.send(this.withAttributes(kind, request));
     this.env.stats.extProcMessagesSent += 1;
     this.env.stats.extProcMessagesSentByKind[kind] += 1;
+  }
+
+  /**
+   * `Filter::addAttributes`, called for every headers, body and trailers message: with
+   * `request_attributes` configured, the first message of the request direction (request_headers
+   * unless that mode is SKIP) carries them under the filter's name, evaluated then; later ones
+   * carry none ("populated in the request_headers message", ext_proc.proto). The Struct is sent
+   * even when no attribute has a value. `response_attributes` are not modelled.
+   */
+  private withAttributes(kind: RequestKind, request: ProcessingRequest): ProcessingRequest {
+    const names = this.env.config.requestAttributes;
+    if (this.requestAttributesSent || names.length === 0 || !kind.startsWith("request_")) return request;
+    this.requestAttributesSent = true;
+    return { ...request, attributes: { [EXT_PROC_FILTER_NAME]: evaluateAttributes(names, this.connection) } };
   }
 
   private startTimer(state: ProcessorState, ms: number): void {

@@ -23,6 +23,8 @@ export interface FixtureOptions {
   /** Default: the first upstream; null for none (unmatched requests get 404). */
   defaultCluster?: string | null;
   bufferLimitBytes?: number;
+  /** The simulated downstream client certificate. */
+  peerCertificate?: EnvoyOptions["peerCertificate"];
 }
 
 /** Everything a test talks to. */
@@ -56,6 +58,7 @@ export async function harness(options: FixtureOptions = {}): Promise<Fixture> {
     defaultCluster: options.defaultCluster === null ? undefined : (options.defaultCluster ?? Object.keys(upstreams)[0]),
     clusters,
     bufferLimitBytes: options.bufferLimitBytes,
+    peerCertificate: options.peerCertificate,
   });
   return {
     envoy,

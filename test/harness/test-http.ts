@@ -66,6 +66,8 @@ export interface ClientResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
+  /** The client's port on its connection (the downstream remote port, for Envoy). */
+  localPort: number;
 }
 
 /** Options of `send`. */
@@ -86,8 +88,9 @@ export function send(url: string, options: SendOptions = {}): Promise<ClientResp
       { method: options.method ?? "POST", headers: options.headers, agent: false },
       (res) => {
         const parts: Buffer[] = [];
+        const localPort = res.socket.localPort ?? 0;
         res.on("data", (chunk: Buffer) => parts.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts) }));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), localPort }));
         res.on("error", reject);
         res.on("aborted", () => reject(new Error("response aborted")));
       },

@@ -45,6 +45,7 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
     allowModeOverride: filter.allow_mode_override === true,
     failureModeAllow: filter.failure_mode_allow === true,
   };
+  if (Array.isArray(filter.request_attributes)) extProc.requestAttributes = filter.request_attributes.map(String);
   const timeout = durationMs(filter.message_timeout);
   const maxTimeout = durationMs(filter.max_message_timeout);
   if (timeout !== undefined) extProc.messageTimeoutMs = timeout;
