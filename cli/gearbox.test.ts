@@ -97,6 +97,28 @@ test("gearbox xds: the control plane alone answers ADS and stops on SIGTERM", as
   assert.doesNotMatch(run.stdout, /front door/);
 });
 
+test("gearbox serve: a placeholder admin secret stops the start (exit 1), naming the variable, never the value", async () => {
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: "changeme", GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0" });
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /GEARBOX_ADMIN_KEY/);
+  assert.doesNotMatch(run.stderr + run.stdout, /changeme/);
+});
+
+test("gearbox serve: with a strong admin secret the admin API runs, and refuses callers without a key", async () => {
+  let status = 0;
+  const secret = "Zm9vYmFyLXN0cm9uZy1zZWNyZXQtZm9yLWdlYXJib3gtdGVzdHMtMjAyNg";
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: secret, GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_ADMIN_PORT: "0" }, (stdout, stop) => {
+    const port = /admin API\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
+    fetch(`http://127.0.0.1:${port}/v1/tenants`)
+      .then((res) => (status = res.status))
+      .finally(stop)
+      .catch(() => undefined);
+  }, /admin API\s+http:\/\/\S+:\d+/);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(status, 401);
+  assert.match(run.stdout, /auth\s+call key or bound workload identity required/);
+});
+
 test("gearbox: unknown command exits 2 with usage", async () => {
   const run = await gearbox(["frobnicate"], freshDir(), {});
   assert.equal(run.code, 2);

@@ -1,5 +1,9 @@
 /** The `gearbox` command line. */
+import { processIo } from "./admin-client.ts";
+import { runKeys } from "./keys.ts";
+import { runLimits } from "./limits.ts";
 import { ConfigError, serve, type ServeMode } from "./serve.ts";
+import { runTenants } from "./tenants.ts";
 
 const USAGE = `usage: gearbox <command>
 
@@ -11,6 +15,9 @@ commands:
   xds         the control plane alone: ADS for Envoy and ext_proc replicas, the edge-agent registry (18000)
   edge-agent  node-local inference (llama.cpp, Ollama, ONNX) with logprobs and confidence on 8088;
               'gearbox edge-agent --help' for its options
+  tenants     list | get <id> | put <file> | delete <id>          (admin API)
+  keys        create --role call|admin [--tenant t] [--name n] | list [--tenant t] | revoke <id>   (admin API)
+  limits      show: who is being throttled now                     (admin API)
   help        this text
 
 environment:
@@ -18,9 +25,12 @@ environment:
   GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  GEARBOX_XDS_PORT  port overrides
   GEARBOX_XDS_ADDRESS   host:port of the control plane for 'gearbox extproc' to follow
   OPENAI_API_KEY        key for the default 'openai' provider; OPENAI_BASE_URL its base URL
+  GEARBOX_ADMIN_KEY     the bootstrap admin key (serve: refused if it is a placeholder); the admin key the
+                        tenants/keys/limits commands send
+  GEARBOX_ADMIN_URL     where those commands find the admin API (default http://127.0.0.1:8081)
 `;
 
-const PLANNED = new Set(["keys", "tenants", "report", "replay"]);
+const PLANNED = new Set(["report", "replay"]);
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? "help";
@@ -31,6 +41,12 @@ async function main(argv: string[]): Promise<number> {
       return runServer(command);
     case "edge-agent":
       return runEdge(argv.slice(1));
+    case "tenants":
+      return runTenants(argv.slice(1), processIo);
+    case "keys":
+      return runKeys(argv.slice(1), processIo);
+    case "limits":
+      return runLimits(argv.slice(1), processIo);
     case "help":
     case "--help":
     case "-h":

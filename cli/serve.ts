@@ -20,6 +20,7 @@ import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
 import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
 import type { AdsClient } from "../xds/client/ads-client.ts";
+import { SecretError, startGovernance } from "./governance.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
 
 export interface Running {
@@ -33,18 +34,19 @@ export interface Running {
 export type ServeMode = "serve" | "extproc" | "xds";
 
 /** Lines telling the operator what runs, where, and what is not configured. */
-export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number }, follows?: string): string[] {
+export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number }, follows?: string, governance: readonly string[] = []): string[] {
   const lines = [`gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`];
   if (ports.xds !== undefined) lines.push(`  control plane   ${config.listen.host}:${ports.xds}  (envoy.service.discovery.v3.AggregatedDiscoveryService, gearbox.v1.EdgeRegistryService)`);
   if (ports.extProc !== undefined) lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
   if (ports.http !== undefined) lines.push(`  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`);
   if (ports.extProc !== undefined) lines.push(`  routing         ${follows ? `policy and edge agents from the control plane at ${follows}` : "policy and edge agents from the config file"}`);
-  lines.push(`  state           in-memory${process.env.REDIS_URL ? " (REDIS_URL is set, but no store uses Redis in this version)" : ""}`);
+  lines.push(`  state           ${process.env.REDIS_URL ? "tenants, keys, limits and audit on Redis (REDIS_URL)" : "in-memory"}`);
   for (const p of config.providers) {
     const key = p.auth === "none" ? "no credentials needed" : p.apiKey === undefined ? `NO KEY (${p.keySource}): requests go without credentials` : `key from ${p.keySource}`;
     lines.push(`  provider        ${p.name} (${p.kind}) ${p.baseUrl.href}${p.isDefault ? " [default]" : ""}: ${key}`);
   }
-  lines.push("  not running     admin API, metrics (not part of this version); edge agents run as `gearbox edge-agent`");
+  lines.push(...governance);
+  lines.push("  not running     metrics (not part of this version); edge agents run as `gearbox edge-agent`");
   return lines;
 }
 
@@ -101,8 +103,16 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const plugins = await loadPlugins(config.route.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })), config.source ? path.dirname(path.resolve(config.source)) : process.cwd());
   if (!plugins.ok) throw new ConfigError(plugins.errors);
   const follows = controlPlane ? `127.0.0.1:${controlPlane.port}` : config.xds.address;
+  let governed;
+  try {
+    governed = await startGovernance(config, logger);
+  } catch (err) {
+    await controlPlane?.close();
+    if (err instanceof SecretError) throw new ConfigError(err.problems);
+    throw err;
+  }
   // One deps object shared by both servers: following a control plane swaps its config and plugins.
-  let deps: ProcessorDeps = { config, logger, plugins: plugins.value };
+  let deps: ProcessorDeps = { config, logger, plugins: plugins.value, governance: governed.governance };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
@@ -113,7 +123,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, ...(controlPlane && { xds: controlPlane.port }) }, follows)) console.log(line);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, governed.describe)) console.log(line);
   return {
     config,
     extProc,
@@ -122,6 +132,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     stop: async () => {
       unwatch();
       await Promise.all([extProc.drain(), frontDoor.close()]);
+      await governed.close();
       follower?.close();
       await controlPlane?.close();
     },

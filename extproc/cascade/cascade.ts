@@ -59,6 +59,11 @@ export class EdgeCascade {
 
   constructor(private readonly o: CascadeOptions) {}
 
+  /** The cloud model a weak answer would be upgraded to; undefined when the answer is final (forced edge). */
+  get upgradeModel(): string | undefined {
+    return this.o.upgrade && this.o.config.route.fallback.enable ? (this.o.config.edge.fallback_model ?? this.o.request.model) : undefined;
+  }
+
   /** The request mutation that sends the call to the edge agent (non-streamed, edge model). */
   requestMutation(removable: string[]): Mutation {
     const body = Buffer.from(JSON.stringify(toOpenAIChatRequest({ ...this.o.request, model: this.o.edgeModel, stream: false, includeUsage: undefined })));

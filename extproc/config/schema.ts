@@ -3,12 +3,30 @@
  * these defaults. Objects are strict, so a misspelt key is an error that names it.
  */
 import { z } from "zod";
+import { isCidr } from "../governance/cidr.ts";
 import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
 import { routePolicyShape } from "../routing/policy/schema.ts";
 
 const port = z.number().int().min(0).max(65535);
 
 const price = z.strictObject({ input: z.number().min(0), output: z.number().min(0), cached_input: z.number().min(0).optional() });
+
+const limitsSchema = z.strictObject({
+  requests_per_second: z.number().positive().optional(),
+  tokens_per_minute: z.number().int().positive().optional(),
+  max_concurrent: z.number().int().positive().optional(),
+  daily_cost_usd: z.number().positive().optional(),
+});
+
+export const tenantSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_'"),
+  models: z.array(z.string().min(1)).min(1).optional(),
+  limits: limitsSchema.default({}),
+  ip_allowlist: z.array(z.string().refine(isCidr, "must be a CIDR (10.0.0.0/8, 2001:db8::/32) or an IP address")).min(1).optional(),
+  principals: z.array(z.string().min(1)).min(1).optional(),
+  degrade_to_edge: z.boolean().default(false),
+  alert_at: z.array(z.number().gt(0).lt(1)).optional(),
+});
 
 export const providerSchema = z.strictObject({
   /** Also the Envoy cluster name Gearbox routes to (`x-gearbox-upstream`). */
@@ -157,6 +175,29 @@ export const configSchema = z.strictObject({
     })
     .prefault({})
     .refine((x) => x.expiry_ms > x.heartbeat_interval_ms, { message: "expiry_ms must exceed heartbeat_interval_ms", path: ["expiry_ms"] }),
+  /** Tenants defined in the file (read-only over the admin API, which may add more). */
+  tenants: z.array(tenantSchema).default([]),
+  /** Who may call: keys and workload identities. */
+  auth: z
+    .strictObject({
+      /**
+       * Every model call needs a call key (or a bound workload identity). Default: on as soon as
+       * tenants exist; off on embedded defaults, where callers are one anonymous tenant.
+       */
+      required: z.boolean().optional(),
+      /** The tenant of unauthenticated callers when keys are not required. */
+      anonymous_tenant: z.string().default("default"),
+    })
+    .prefault({}),
+  /** Runaway protection: identical requests of one tenant in a short window. */
+  runaway: z
+    .strictObject({
+      enable: z.boolean().default(true),
+      window_ms: z.number().int().positive().default(10_000),
+      /** Identical requests allowed upstream per window; the rest are refused (429 `runaway_request_loop`). */
+      max_identical: z.number().int().positive().default(10),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */

@@ -5,6 +5,7 @@
  * upstream call when the client goes away.
  */
 import http from "node:http";
+import { listenHttp, type Listening } from "./listen.ts";
 import type { ProcessorDeps } from "../processor/processor.ts";
 import { RequestProcessor } from "../processor/processor.ts";
 import { canonicalIp } from "../client-ip.ts";
@@ -14,10 +15,7 @@ import type { Headers, Outcome } from "../processor/outcome.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { readAll, sendUpstream } from "./upstream-client.ts";
 
-export interface FrontDoor {
-  port: number;
-  close(): Promise<void>;
-}
+export type FrontDoor = Listening;
 
 function send(res: http.ServerResponse, status: number, headers: Headers, body: Buffer): void {
   if (res.headersSent) {
@@ -194,17 +192,5 @@ export async function startFrontDoor(deps: ProcessorDeps, port: number, host = "
   const handler = new FrontDoorHandler(deps);
   const server = http.createServer((req, res) => handler.handle(req, res));
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address();
-  return {
-    port: typeof address === "object" && address ? address.port : port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
-  };
+  return listenHttp(server, port, host);
 }

@@ -10,14 +10,19 @@ import { endpointFor } from "../endpoints/registry.ts";
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
-import { authHeaders, CLIENT_CREDENTIAL_HEADERS, redactKey } from "../providers/provider.ts";
+import { authHeaders, CLIENT_CREDENTIAL_HEADERS, priceOf, redactKey } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
 import { EdgeAgents, type EdgeDirectory } from "../cascade/edge-agents.ts";
-import { decideRoute, parseRouteHint, type RouteDecision } from "../routing/decide.ts";
+import { decideRoute, parseRouteHint, resolveProvider, type RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
 import { estimateComplexity } from "../routing/complexity.ts";
 import { CloudSpend, LatencyWindow, StickyTargets } from "../routing/signals.ts";
 import { callCostUsd, roundUsd } from "../providers/cost.ts";
+import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
+import type { Governor, Ticket } from "../governance/governor.ts";
+import { estimateChat, estimateEmbeddings, type CallEstimate } from "../governance/limits.ts";
+import type { Caller } from "../governance/model.ts";
+import { requestFingerprint } from "../governance/runaway.ts";
 import { classifyIntent } from "../routing/intent/classify.ts";
 import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
 import { decidePolicy, decideWithPlugins, policyConfigFrom, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
@@ -48,6 +53,14 @@ export interface ProcessorDeps {
   cloudSpend?: CloudSpend;
   /** Live edge agents (the control plane's); absent → the static `edge.agents` of the config. */
   edgeAgents?: EdgeDirectory;
+  /** Who may call and how much: authentication and limits. Absent → neither (embedded tests). */
+  governance?: Governance;
+}
+
+/** Authentication (tenants, keys, workload identities) and the limits governor. */
+export interface Governance {
+  auth: AuthDeps;
+  governor: Governor;
 }
 
 /** The routing policy of a config, built once. */
@@ -86,6 +99,9 @@ export class RequestProcessor {
   private query = "";
   private requestHeadersSeen: Headers = {};
   private client: ClientIdentity = {};
+  /** The authenticated caller and its admission, when governance is on. */
+  private caller: Caller | undefined;
+  private ticket: Ticket | undefined;
   private parsed: ParsedCall | undefined;
   private decision: RouteDecision | undefined;
   private plan: CallPlan | undefined;
@@ -166,6 +182,19 @@ export class RequestProcessor {
 
   requestBody(body: Buffer): Outcome | Promise<Outcome> {
     this.phase = "response_headers";
+    if (!this.spec) return CONTINUE;
+    const governance = this.deps.governance;
+    if (!governance) return this.parseAndRoute(body);
+    // Who is calling comes first: an unknown caller learns nothing about its request's validity.
+    const request = { headers: this.requestHeadersSeen, ...(this.client.address !== undefined && { sourceAddress: this.client.address }), ...(this.client.principal !== undefined && { sourcePrincipal: this.client.principal }) };
+    return authenticate(request, governance.auth).then((caller) => {
+      if (!caller.ok) return this.reject(caller.errors[0] ?? new GatewayError(401, "authentication_error", "Authentication failed."));
+      this.caller = caller.value;
+      return this.parseAndRoute(body);
+    });
+  }
+
+  private parseAndRoute(body: Buffer): Outcome | Promise<Outcome> {
     const spec = this.spec;
     if (!spec) return CONTINUE;
     if (body.length > this.config.limits.max_request_bytes) return this.reject(this.tooLarge(body.length));
@@ -196,9 +225,59 @@ export class RequestProcessor {
       const policy = policyFor(this.config);
       return this.withEdgeIntent(input, parsed.value)
         .then((refined) => (plugins.length > 0 ? decideWithPlugins(refined, policy, plugins) : decidePolicy(refined, policy)))
-        .then((decided) => this.route(parsed.value, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
+        .then((decided) => this.routeAdmitted(parsed.value, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
     }
-    return this.route(parsed.value, json as JsonObject);
+    return this.routeAdmitted(parsed.value, json as JsonObject);
+  }
+
+  /** Routes the call, then — with governance — admits it against the caller's limits. */
+  private routeAdmitted(parsed: ParsedCall, json: JsonObject, decided?: PolicyDecision): Outcome | Promise<Outcome> {
+    const caller = this.caller;
+    const governor = this.deps.governance?.governor;
+    if (!caller || !governor) return this.route(parsed, json, decided);
+    const allowed = checkModel(caller, parsed.model);
+    if (!allowed.ok) return this.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
+    const outcome = this.route(parsed, json, decided);
+    if (outcome.kind !== "continue") return outcome;
+    return this.admit(governor, caller, parsed, json, outcome);
+  }
+
+  /**
+   * Admission before anything goes upstream. Refused → the routed call is dropped and the client
+   * gets the 429 naming the limit; a token or cost cap with `degrade_to_edge` → the call goes to
+   * the edge instead (no upgrade: the cloud is what the cap forbids), admitted as an edge call.
+   */
+  private async admit(governor: Governor, caller: Caller, parsed: ParsedCall, json: JsonObject, routed: Outcome): Promise<Outcome> {
+    const fingerprint = requestFingerprint(caller.tenant.id, JSON.stringify(json));
+    // An edge answer that may be upgraded is admitted as a cloud call: the upgrade would cost it.
+    const target = this.cascade && this.cascade.upgradeModel === undefined ? "edge" : "cloud";
+    const decision = await governor.admit({ caller, model: parsed.model, estimate: this.estimate(parsed), fingerprint, target });
+    if (decision.ok) {
+      this.ticket = decision.ticket;
+      return routed;
+    }
+    this.decision = undefined;
+    this.plan = undefined;
+    if (decision.degradeToEdge) {
+      const edge = this.edgeCascade(parsed, json, undefined, `degraded:${decision.error.code ?? "limit"}`);
+      if (edge instanceof EdgeCascade) {
+        const again = await governor.admit({ caller, model: parsed.model, estimate: this.estimate(parsed), fingerprint, target: "edge" });
+        if (!again.ok) return this.reject(again.error);
+        this.ticket = again.ticket;
+        this.cascade = edge;
+        return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
+      }
+    }
+    this.cascade = undefined;
+    return this.reject(decision.error);
+  }
+
+  /** Tokens and cost the call may use, for reservations: the cloud (or a possible upgrade) at its list price, a final edge answer free. */
+  private estimate(parsed: ParsedCall): CallEstimate {
+    const upgrade = this.cascade?.upgradeModel;
+    const cloud = this.cascade ? (upgrade === undefined ? undefined : resolveProvider(upgrade, this.config.providers)) : undefined;
+    const price = this.decision && !this.cascade ? priceOf(this.decision.provider, this.decision.upstreamModel) : cloud?.ok ? priceOf(cloud.value.provider, cloud.value.upstreamModel) : undefined;
+    return parsed.call.endpoint === "chat" ? estimateChat(parsed.call.request, price) : estimateEmbeddings(parsed.call.request, price);
   }
 
   /**
@@ -287,6 +366,8 @@ export class RequestProcessor {
       "x-gearbox-route": this.decision.target,
       "x-gearbox-reason": this.policy ? `${this.policy.reason};${this.decision.reason}` : this.decision.reason,
       "x-gearbox-request-id": this.requestId,
+      // The caller's own limits (the provider's x-ratelimit-* are about Gearbox's key, not the caller's).
+      ...this.ticket?.headers,
     };
     if (endOfStream) {
       this.finish();
@@ -355,18 +436,18 @@ export class RequestProcessor {
    * (`x-gearbox-route: edge`: no cloud upgrade), or asked in auto mode for a model an edge agent
    * serves (upgrade when the answer is weak). Only OpenAI chat calls without tools go to the edge.
    */
-  private edgeCascade(parsed: ParsedCall, raw: JsonObject, decided?: PolicyDecision): EdgeCascade | GatewayError | undefined {
+  private edgeCascade(parsed: ParsedCall, raw: JsonObject, decided?: PolicyDecision, degraded?: string): EdgeCascade | GatewayError | undefined {
     const parsedHint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
     if (!parsedHint.ok) return parsedHint.errors[0];
-    // A client may force a gear only where the policy allows it.
-    const hint = { value: policyFor(this.config).allowClientRoute ? parsedHint.value : "auto" as const };
+    // A client may force a gear only where the policy allows it; a limit that degrades to the edge forces it.
+    const hint = { value: degraded !== undefined ? ("edge" as const) : policyFor(this.config).allowClientRoute ? parsedHint.value : ("auto" as const) };
     if (hint.value === "cloud" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
     const req = parsed.call.request;
     const config = this.config;
     const agents = this.edgeAgents();
     const forced = hint.value === "edge";
     let model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
-    let reason = forced ? "client_hint:edge" : "edge_model";
+    let reason = degraded ?? (forced ? "client_hint:edge" : "edge_model");
     if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
       // A cloud model in auto mode: the routing brain may still pick the low gear.
       const policy = decided ?? decidePolicy(this.policyInput(req, hint.value), policyFor(config));
@@ -452,6 +533,20 @@ export class RequestProcessor {
     return { kind: "respond", response: toErrorResponse(error, this.requestId || undefined) };
   }
 
+  /** Books what the call used against the caller's limits (real usage in place of the estimate). */
+  private settleTicket(cost: number | null | undefined, error?: GatewayError): void {
+    const ticket = this.ticket;
+    if (!ticket) return;
+    this.ticket = undefined;
+    const event = this.cascade?.event;
+    const usage = {
+      inputTokens: this.usage?.inputTokens ?? (event?.cloud_input_tokens ?? 0) + (event?.edge_input_tokens ?? 0),
+      outputTokens: this.usage?.outputTokens ?? (event?.cloud_output_tokens ?? 0) + (event?.edge_output_tokens ?? 0),
+      costUsd: typeof cost === "number" ? cost : 0,
+    };
+    void (error ? ticket.release(usage) : ticket.settle(usage));
+  }
+
   /** Writes the one request-log line (no prompt text, no keys). */
   private finish(error?: GatewayError): void {
     if (this.logged) return;
@@ -460,6 +555,7 @@ export class RequestProcessor {
     const target = this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target;
     const cost = this.cloudCost();
     if (typeof cost === "number") this.cloudSpend.add(cost);
+    this.settleTicket(cost, error);
     if (target && !error) {
       const signals = signalsFor(this.config);
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
@@ -468,6 +564,8 @@ export class RequestProcessor {
     this.deps.logger.info(
       {
         request_id: this.requestId,
+        tenant: this.caller?.tenant.id,
+        key: this.caller?.key?.prefix,
         endpoint: this.spec?.name,
         model: this.parsed?.model,
         stream: this.parsed?.stream,

@@ -1,0 +1,74 @@
+/**
+ * Governance for `gearbox serve` / `gearbox extproc`: tenants and keys (memory, or Redis with
+ * `REDIS_URL`), authentication, the limits governor (Redis with a per-replica fallback), and the
+ * admin API on 8081 when a bootstrap admin key (`GEARBOX_ADMIN_KEY`) is set. A placeholder
+ * secret stops the start (exit 1) before anything listens.
+ */
+import type { GatewayConfig } from "../extproc/config/load.ts";
+import { startAdminServer, type AdminServer } from "../extproc/admin/server.ts";
+import { createAuthDeps } from "../extproc/governance/auth.ts";
+import { Governor } from "../extproc/governance/governor.ts";
+import { ADMIN_KEY_ENV, checkSecrets } from "../extproc/governance/keys.ts";
+import type { Governance } from "../extproc/processor/processor.ts";
+import type { AuditLog } from "../extproc/store/audit-log.ts";
+import { createLimiterStore } from "../extproc/store/create-limiter.ts";
+import { MemoryAuditLog } from "../extproc/store/memory-audit-log.ts";
+import { MemoryTenantStore } from "../extproc/store/memory-tenant-store.ts";
+import { RedisAuditLog } from "../extproc/store/redis-audit-log.ts";
+import { connectRedis, redisReady } from "../extproc/store/redis.ts";
+import { RedisTenantStore } from "../extproc/store/redis-tenant-store.ts";
+import type { TenantStore } from "../extproc/store/tenant-store.ts";
+import type { Logger } from "../extproc/telemetry/logger.ts";
+
+export interface RunningGovernance {
+  governance: Governance;
+  admin?: AdminServer;
+  /** One line for the startup report. */
+  describe: string[];
+  close(): Promise<void>;
+}
+
+export class SecretError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join("; "));
+  }
+}
+
+export async function startGovernance(config: GatewayConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<RunningGovernance> {
+  const secrets = checkSecrets(env);
+  if (!secrets.ok) throw new SecretError(secrets.errors);
+  const redisUrl = env.REDIS_URL || undefined;
+  const redis = redisUrl ? connectRedis(redisUrl, { logger, name: "gearbox-tenants", commandTimeoutMs: 500 }) : undefined;
+  if (redis) await redisReady(redis, 3_000).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "Redis not ready yet: key lookups answer 503 until it is"));
+  const store: TenantStore = redis ? new RedisTenantStore(redis) : new MemoryTenantStore();
+  const audit: AuditLog = redis ? new RedisAuditLog(redis) : new MemoryAuditLog();
+  const auth = createAuthDeps(config, store, env);
+  const limiter = createLimiterStore({ ...(redisUrl !== undefined && { redisUrl }), logger });
+  const governor = new Governor({ store: limiter.store, runaway: config.runaway, logger });
+  const bootstrapKey = env[ADMIN_KEY_ENV];
+  let admin: AdminServer | undefined;
+  if (bootstrapKey) {
+    const throttled = async () => {
+      const tenants = new Set([...config.tenants.map((t) => t.id), ...(await store.listTenants()).map((t) => t.id), config.auth.anonymous_tenant]);
+      const limits = await governor.throttled([...tenants]);
+      return limits.map((l) => ({ tenant: l.tenant, ...(l.key !== undefined && { key: l.key }), limit: l.limit, detail: `${l.denials} refused in the last two minutes` }));
+    };
+    admin = await startAdminServer({ store, audit, auth, bootstrapKey, throttled, logger }, config.listen.admin_port, config.listen.host);
+  }
+  const where = redisUrl ? `Redis (${new URL(redisUrl).host}), per-replica fallback if it fails` : "in memory";
+  return {
+    governance: { auth, governor },
+    ...(admin && { admin }),
+    describe: [
+      `  auth            ${auth.required ? "call key or bound workload identity required" : `keys optional (no tenants configured): callers are tenant '${config.auth.anonymous_tenant}'`}; ${config.tenants.length} tenant(s) in the config`,
+      `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests per ${config.runaway.window_ms} ms refused` : "off"}`,
+      admin ? `  admin API       http://${config.listen.host}:${admin.port}  (tenants, keys, limits, audit)` : `  admin API       off (set ${ADMIN_KEY_ENV} to a strong secret to enable it)`,
+    ],
+    close: async () => {
+      await admin?.close();
+      governor.close();
+      limiter.close();
+      redis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Who is calling a model: a Gearbox call key (`authorization: Bearer`, `x-api-key` or `api-key`,
+ * the headers the OpenAI, Anthropic and Azure SDKs send), or a workload identity bound to a tenant
+ * (the source principal Envoy reports: no key needed), or, when keys are not required, the
+ * anonymous tenant. Then the tenant's IP allowlist. `checkModel` applies its model allowlist once
+ * the model is known.
+ *
+ * Key lookups go through `KeyCache` and tenants through `TenantDirectory`: at most one store read
+ * per key per 5 s, and a revoked key stops working within 5 s on every replica.
+ */
+import { GatewayError } from "../errors.ts";
+import { fail, ok, type Result } from "../result.ts";
+import type { RawConfig } from "../config/schema.ts";
+import type { TenantStore } from "../store/tenant-store.ts";
+import { invalidApiKey, ipNotAllowed, missingApiKey } from "./auth-errors.ts";
+import { addressAllowed } from "./cidr.ts";
+import { TenantDirectory, type DirectoryOptions } from "./directory.ts";
+import { KeyCache, type KeyCacheOptions } from "./key-cache.ts";
+import { ADMIN_KEY_ENV, hashKey, isGearboxKey, verifyKey } from "./keys.ts";
+import type { Caller, Tenant } from "./model.ts";
+
+export interface AuthDeps {
+  directory: TenantDirectory;
+  keys: KeyCache;
+  /** Every call needs a call key or a bound workload identity. */
+  required: boolean;
+  /** The tenant of unauthenticated callers when keys are not required. */
+  anonymousTenant: string;
+}
+
+export interface AuthRequest {
+  /** Request headers, names in lower case (as Envoy and Node give them). */
+  headers: Record<string, string>;
+  /** The caller's address (Envoy's `source.address` attribute; the socket's peer at the front door). */
+  sourceAddress?: string;
+  /** The caller's workload identity as Envoy verified it (`source.principal`, or the XFCC `URI`). */
+  sourcePrincipal?: string;
+}
+
+type GovernanceConfig = Pick<RawConfig, "tenants" | "auth">;
+
+/** `auth.required` as configured, else on when tenants or a bootstrap admin key exist, off on embedded defaults. */
+export function authRequired(config: GovernanceConfig, env: NodeJS.ProcessEnv): boolean {
+  return config.auth.required ?? (config.tenants.length > 0 || env[ADMIN_KEY_ENV] !== undefined);
+}
+
+/** The deps of `authenticate` for a config and a store; share `directory` and `keys` with the admin API. */
+export function createAuthDeps(
+  config: GovernanceConfig,
+  store: TenantStore,
+  env: NodeJS.ProcessEnv,
+  options: { directory?: DirectoryOptions; keys?: KeyCacheOptions } = {},
+): AuthDeps {
+  return {
+    directory: new TenantDirectory(config.tenants, store, options.directory),
+    keys: new KeyCache(store, options.keys),
+    required: authRequired(config, env),
+    anonymousTenant: config.auth.anonymous_tenant,
+  };
+}
+
+/** The key a client presented: `authorization: Bearer …` (OpenAI), `x-api-key` (Anthropic), `api-key` (Azure). */
+export function presentedKey(headers: Record<string, string>): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1];
+  const key = bearer ?? headers["x-api-key"] ?? headers["api-key"];
+  return key?.trim() || undefined;
+}
+
+/**
+ * The SPIFFE URI of the nearest client in an `x-forwarded-client-cert` header (its last element).
+ * Trust it only when Envoy sets the header itself (`forward_client_cert_details: SANITIZE_SET`).
+ */
+export function principalFromXfcc(header: string | undefined): string | undefined {
+  const last = header?.split(",").at(-1);
+  const uri = last?.split(";").find((pair) => pair.trim().toLowerCase().startsWith("uri="));
+  const value = uri?.trim().slice(4).replace(/^"(.*)"$/, "$1");
+  return value || undefined;
+}
+
+/** Authenticates a model call. Store failures fail closed (503). */
+export async function authenticate(request: AuthRequest, deps: AuthDeps): Promise<Result<Caller, GatewayError>> {
+  let caller: Result<Caller, GatewayError>;
+  try {
+    caller = await identify(request, deps);
+  } catch (err) {
+    return fail(new GatewayError(503, "server_error", "Authentication is temporarily unavailable; retry shortly.", { code: "auth_unavailable", cause: err }));
+  }
+  if (!caller.ok) return caller;
+  const allowlist = caller.value.tenant.ip_allowlist;
+  if (allowlist && (request.sourceAddress === undefined || !addressAllowed(allowlist, request.sourceAddress))) {
+    return fail(ipNotAllowed());
+  }
+  return caller;
+}
+
+async function identify(request: AuthRequest, deps: AuthDeps): Promise<Result<Caller, GatewayError>> {
+  const key = presentedKey(request.headers);
+  // Without required keys, a non-Gearbox token (a provider key an app still sends) is not a claim.
+  if (key !== undefined && (deps.required || isGearboxKey(key))) {
+    const record = await deps.keys.lookup(hashKey(key));
+    if (!record || record.revoked_at !== undefined || !verifyKey(key, record)) return fail(invalidApiKey());
+    if (record.role !== "call") {
+      return fail(new GatewayError(403, "permission_error", "Admin keys cannot make model calls; use a call key.", { code: "admin_key_not_allowed" }));
+    }
+    const tenant = record.tenant === undefined ? undefined : (await deps.directory.snapshot()).byId.get(record.tenant);
+    if (!tenant) return fail(invalidApiKey());
+    return ok({ tenant, key: record, via: "key" });
+  }
+  if (request.sourcePrincipal !== undefined) {
+    const tenant = (await deps.directory.snapshot()).byPrincipal.get(request.sourcePrincipal);
+    if (tenant) return ok({ tenant, via: "principal" });
+  }
+  if (deps.required) return fail(missingApiKey("call"));
+  const tenant = (await deps.directory.snapshot()).byId.get(deps.anonymousTenant) ?? anonymous(deps.anonymousTenant);
+  return ok({ tenant, via: "anonymous" });
+}
+
+/** The anonymous tenant when no tenant of that id is defined: unlimited. */
+function anonymous(id: string): Tenant {
+  return { id, limits: {}, degrade_to_edge: false, source: "config" };
+}
+
+/** The tenant's model allowlist (absent → any model). */
+export function checkModel(caller: Caller, model: string): Result<void, GatewayError> {
+  const allowed = caller.tenant.models;
+  if (allowed === undefined || allowed.includes(model)) return ok(undefined);
+  return fail(new GatewayError(403, "permission_error", `The model '${model}' is not allowed for this caller.`, { code: "model_not_allowed", param: "model" }));
+}

@@ -1,0 +1,118 @@
+/**
+ * Redis first; this replica's memory while Redis fails. No request fails because Redis did:
+ *
+ * - A Redis call that errors or passes its timeout (the client's `commandTimeout`, 50 ms from
+ *   `redis.ts`) is decided by the local store instead, and Redis is marked down: later calls go
+ *   local at once, without waiting on Redis. Each replica then enforces every limit alone (N
+ *   replicas admit up to N × a limit) until Redis is back.
+ * - A probe PINGs Redis every second while it is down; the first answer sends decisions back to
+ *   Redis. Local state is not copied over: shared limits resume from what Redis holds.
+ * - A grant is settled and renewed where it was made. A Redis grant whose settlement fails is
+ *   released by its TTL on Redis (its reservation booked at the estimate).
+ * - `stats` counts it (for /metrics) and one log line marks each transition.
+ */
+import type { Logger } from "../telemetry/logger.ts";
+import { validateAdmission, type Admission, type Check, type Grant, type LimiterStore, type Throttled } from "./limiter.ts";
+
+export interface LimiterStats {
+  /** False while decisions are local. */
+  redisHealthy: boolean;
+  /** Admissions decided by the local store (Redis down or failing at that moment). */
+  fallbackDecisions: number;
+  /** Redis calls that failed or timed out (admit, settle, renew, throttled). */
+  redisErrors: number;
+}
+
+/** The shared store: a `LimiterStore` that can say whether its server answers. */
+export interface SharedLimiterStore extends LimiterStore {
+  ping(): Promise<void>;
+}
+
+export class FailoverLimiter implements LimiterStore {
+  readonly stats: LimiterStats = { redisHealthy: true, fallbackDecisions: 0, redisErrors: 0 };
+  /** Grants made by the local store, to be settled there. */
+  private readonly local = new WeakSet<Grant>();
+  private readonly probe: NodeJS.Timeout;
+  private probing = false;
+
+  constructor(
+    private readonly shared: SharedLimiterStore,
+    private readonly fallback: LimiterStore,
+    private readonly logger: Logger,
+    probeEveryMs = 1_000,
+  ) {
+    this.probe = setInterval(() => void this.probeOnce(), probeEveryMs);
+    this.probe.unref();
+  }
+
+  async admit(tenant: string, checks: readonly Check[], holdTtlMs: number): Promise<Admission> {
+    // Bad input is the caller's error, not Redis's: it must not mark Redis down.
+    validateAdmission(tenant, checks, holdTtlMs);
+    if (this.stats.redisHealthy) {
+      try {
+        return await this.shared.admit(tenant, checks, holdTtlMs);
+      } catch (err) {
+        this.failed(err, "admit");
+      }
+    }
+    this.stats.fallbackDecisions++;
+    const admission = await this.fallback.admit(tenant, checks, holdTtlMs);
+    if (admission.ok) this.local.add(admission.grant);
+    return admission;
+  }
+
+  async settle(grant: Grant, usage: Readonly<Record<string, number>>): Promise<void> {
+    if (this.local.has(grant)) return this.fallback.settle(grant, usage);
+    try {
+      await this.shared.settle(grant, usage);
+    } catch (err) {
+      this.failed(err, "settle");
+    }
+  }
+
+  async renew(grant: Grant, holdTtlMs: number): Promise<void> {
+    if (this.local.has(grant)) return this.fallback.renew(grant, holdTtlMs);
+    try {
+      await this.shared.renew(grant, holdTtlMs);
+    } catch (err) {
+      this.failed(err, "renew");
+    }
+  }
+
+  async throttled(tenants: readonly string[]): Promise<Throttled[]> {
+    if (this.stats.redisHealthy) {
+      try {
+        return await this.shared.throttled(tenants);
+      } catch (err) {
+        this.failed(err, "throttled");
+      }
+    }
+    return this.fallback.throttled(tenants);
+  }
+
+  /** Stops the probe. */
+  close(): void {
+    clearInterval(this.probe);
+  }
+
+  private failed(err: unknown, operation: string): void {
+    this.stats.redisErrors++;
+    if (!this.stats.redisHealthy) return;
+    this.stats.redisHealthy = false;
+    this.logger.warn({ err: err instanceof Error ? err.message : String(err), operation }, "limits: Redis failed; each replica enforces limits locally until it answers");
+  }
+
+  private async probeOnce(): Promise<void> {
+    if (this.stats.redisHealthy || this.probing) return;
+    this.probing = true;
+    try {
+      await this.shared.ping();
+      this.stats.redisHealthy = true;
+      this.logger.info("limits: Redis answers again; limits are shared again");
+    } catch (err) {
+      this.logger.debug({ err: err instanceof Error ? err.message : String(err) }, "limits: Redis probe failed");
+    } finally {
+      this.probing = false;
+    }
+  }
+}
