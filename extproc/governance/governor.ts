@@ -24,6 +24,7 @@ import type { Logger } from "../telemetry/logger.ts";
 import type { Admission, Grant, LimiterStore } from "../store/limiter.ts";
 import type { Caller } from "./model.ts";
 import { LIMIT_NAMES, METERS, nanoUsd, planChecks, type CallEstimate, type LimitName, type PlannedCheck, type Target } from "./limits.ts";
+import { CostAlerts } from "./alerts.ts";
 import { runawayCheck, type RunawayConfig } from "./runaway.ts";
 
 export const DEFAULT_HOLD_TTL_MS = 120_000;
@@ -87,10 +88,13 @@ export class Governor {
   private readonly open = new Set<GrantTicket>();
   private readonly renewTimer: NodeJS.Timeout;
   private renewing = false;
+  /** Tenants' cost alert thresholds crossed (logged once per tenant, threshold and day). */
+  readonly alerts: CostAlerts;
 
   constructor(private readonly options: GovernorOptions) {
     this.store = options.store;
     this.holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+    this.alerts = new CostAlerts(options.logger);
     this.maxHoldMs = options.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
     this.renewTimer = setInterval(() => void this.renewOpen(), this.holdTtlMs / 3);
     this.renewTimer.unref();
@@ -108,6 +112,7 @@ export class Governor {
       const capped = refused.limit === "tokens_per_minute" || refused.limit === "daily_cost_usd";
       return capped && target === "cloud" && caller.tenant.degrade_to_edge ? { ok: false, error, degradeToEdge: true } : { ok: false, error };
     }
+    this.watchCost(caller, planned, admission.remaining);
     const ticket = new GrantTicket(admission.grant, successHeaders(planned, admission.remaining), admission.atMs, (t, usage) => this.finish(t, usage));
     if (admission.grant.holds.length > 0) this.open.add(ticket);
     return { ok: true, ticket };
@@ -123,6 +128,15 @@ export class Governor {
       if (!limit) return [];
       return [{ tenant, ...(scope.startsWith("key:") && { key: scope.slice(4) }), limit, denials }];
     });
+  }
+
+  /** The tenant's daily cost use after this admission, for its `alert_at` thresholds. */
+  private watchCost(caller: Caller, planned: readonly PlannedCheck[], remaining: readonly number[]): void {
+    const i = planned.findIndex((p) => p.limit === "daily_cost_usd" && p.key === undefined);
+    const check = planned[i];
+    if (!check) return;
+    const capNano = nanoUsd(check.configured);
+    if (capNano > 0) this.alerts.observe(caller.tenant, 1 - (remaining[i] ?? capNano) / capNano);
   }
 
   /** Stops renewing holds (open tickets then lapse after their TTL). */
