@@ -14,6 +14,7 @@ import path from "node:path";
 import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
 import { LiveEdgeAgents } from "../extproc/cascade/edge-agents.ts";
 import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
+import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
@@ -112,7 +113,8 @@ export async function serve(mode: ServeMode): Promise<Running> {
     throw err;
   }
   // One deps object shared by both servers: following a control plane swaps its config and plugins.
-  let deps: ProcessorDeps = { config, logger, plugins: plugins.value, governance: governed.governance };
+  const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger });
+  let deps: ProcessorDeps = { config, logger, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
@@ -123,7 +125,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, governed.describe)) console.log(line);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe])) console.log(line);
   return {
     config,
     extProc,
@@ -133,6 +135,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
       unwatch();
       await Promise.all([extProc.drain(), frontDoor.close()]);
       await governed.close();
+      cached.close();
       follower?.close();
       await controlPlane?.close();
     },

@@ -198,6 +198,32 @@ export const configSchema = z.strictObject({
       max_identical: z.number().int().positive().default(10),
     })
     .prefault({}),
+  /** Response caching. */
+  cache: z
+    .strictObject({
+      /**
+       * The exact cache: an identical chat request (same tenant, model, messages, tools, format
+       * and sampling parameters) is answered from a stored completion, without a provider call.
+       * Off by default: a cached answer is a behaviour change an operator opts into.
+       */
+      exact: z
+        .strictObject({
+          enable: z.boolean().default(false),
+          /** How long an answer is served from the cache. */
+          ttl_ms: z.number().int().positive().default(10 * 60_000),
+          /** The in-memory cache's total size (Redis is bounded by its own `maxmemory`). */
+          max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+          /** Answers larger than this are not stored. */
+          max_entry_bytes: z.number().int().positive().default(1024 * 1024),
+          /**
+           * Cache requests whatever their temperature. Off: only requests that ask for a
+           * repeatable answer (`temperature: 0`, or a `seed`) are cached.
+           */
+          any_temperature: z.boolean().default(false),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */

@@ -28,6 +28,9 @@ import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
 import { decidePolicy, decideWithPlugins, policyConfigFrom, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
+import { cacheUse, hitResponse, storeAnswer } from "../cache/exact-cache.ts";
+import type { CacheKey, ResponseCache } from "../cache/response-cache.ts";
+import { StreamAccumulator } from "../cache/stream-accumulator.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
@@ -55,6 +58,8 @@ export interface ProcessorDeps {
   edgeAgents?: EdgeDirectory;
   /** Who may call and how much: authentication and limits. Absent → neither (embedded tests). */
   governance?: Governance;
+  /** The exact response cache (`cache.exact`); absent → no caching. */
+  cache?: ResponseCache;
 }
 
 /** Authentication (tenants, keys, workload identities) and the limits governor. */
@@ -116,6 +121,10 @@ export class RequestProcessor {
   /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
   private edgeIntent: string | undefined;
   private edgeIntentUsed = false;
+  /** The exact cache's part: the key a completed answer is stored under (after a miss), and the log's word. */
+  private cacheKey: CacheKey | undefined;
+  private cacheStream: StreamAccumulator | undefined;
+  private cacheLog: "hit" | "miss" | "bypass" | undefined;
 
   private readonly cloudSpend: CloudSpend;
 
@@ -217,26 +226,47 @@ export class RequestProcessor {
       return this.reject(invalidRequest(first.message, first.param || undefined, "invalid_request"));
     }
     this.parsed = parsed.value;
+    if (this.caller) {
+      const allowed = checkModel(this.caller, parsed.value.model);
+      if (!allowed.ok) return this.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
+    }
+    const cache = this.deps.cache;
+    const use = cache && cacheUse(this.config, spec.name, parsed.value, this.caller?.tenant.id ?? "-", this.requestHeadersSeen["x-gearbox-cache"]);
+    this.cacheLog = use?.kind === "lookup" ? "miss" : use?.kind;
+    if (!cache || use?.kind !== "lookup") return this.decide(parsed.value, json);
+    // A hit is answered here: no routing, no admission, nothing upstream.
+    return cache.get(use.key).then((hit) => {
+      if (!hit) {
+        this.cacheKey = use.key;
+        return this.decide(parsed.value, json);
+      }
+      this.cacheLog = "hit";
+      this.status = 200;
+      this.finish();
+      return { kind: "respond", response: hitResponse(hit.completion, parsed.value, this.requestId) };
+    });
+  }
+
+  /** The routing decision (policy, edge intent, plugins) for a parsed call, then the route. */
+  private decide(parsed: ParsedCall, json: unknown): Outcome | Promise<Outcome> {
     const plugins = this.plugins;
     const askEdge = this.config.route.edge_intent.enable;
-    const input = plugins.length > 0 || askEdge ? this.policyInputIfConsulted(parsed.value) : undefined;
+    const input = plugins.length > 0 || askEdge ? this.policyInputIfConsulted(parsed) : undefined;
     if (input) {
       // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
       const policy = policyFor(this.config);
-      return this.withEdgeIntent(input, parsed.value)
+      return this.withEdgeIntent(input, parsed)
         .then((refined) => (plugins.length > 0 ? decideWithPlugins(refined, policy, plugins) : decidePolicy(refined, policy)))
-        .then((decided) => this.routeAdmitted(parsed.value, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
+        .then((decided) => this.routeAdmitted(parsed, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
     }
-    return this.routeAdmitted(parsed.value, json as JsonObject);
+    return this.routeAdmitted(parsed, json as JsonObject);
   }
 
-  /** Routes the call, then — with governance — admits it against the caller's limits. */
+  /** Routes the call, then — with governance — admits it against the caller's limits (the model was checked at parse). */
   private routeAdmitted(parsed: ParsedCall, json: JsonObject, decided?: PolicyDecision): Outcome | Promise<Outcome> {
     const caller = this.caller;
     const governor = this.deps.governance?.governor;
     if (!caller || !governor) return this.route(parsed, json, decided);
-    const allowed = checkModel(caller, parsed.model);
-    if (!allowed.ok) return this.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
     const outcome = this.route(parsed, json, decided);
     if (outcome.kind !== "continue") return outcome;
     return this.admit(governor, caller, parsed, json, outcome);
@@ -377,6 +407,7 @@ export class RequestProcessor {
     const streamed = contentType.startsWith("text/event-stream") || contentType.startsWith("application/x-ndjson");
     if (streamed && this.status < 400) {
       this.stream = this.plan.stream(this.status, headers);
+      if (this.cacheKey && this.status === 200) this.cacheStream = new StreamAccumulator();
       // Every client schema Gearbox speaks streams SSE (Ollama's NDJSON is translated).
       if (!contentType.startsWith("text/event-stream")) setHeaders["content-type"] = "text/event-stream";
       // A rewritten stream's length is unknown in advance: let the codec chunk it.
@@ -404,8 +435,11 @@ export class RequestProcessor {
       const ended = endOfStream ? this.stream.end() : undefined;
       this.usage = ended?.usage ?? pushed.usage ?? this.usage;
       if (endOfStream) this.finish();
-      if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
       const body = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
+      this.cacheStream?.push(body);
+      const completion = endOfStream ? this.cacheStream?.end() : undefined;
+      if (completion !== undefined) this.store(completion);
+      if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
       return { kind: "continue", mutation: { body } };
     }
     if (!endOfStream) return CONTINUE;
@@ -420,10 +454,16 @@ export class RequestProcessor {
       const redacted = redactKey(text, this.decision.provider);
       if (redacted !== text) body = Buffer.from(redacted);
     }
+    if (this.status === 200 && !translated.error && (translated.status ?? 200) === 200) this.store((body ?? chunk).toString("utf8"));
     if (!body) return CONTINUE;
     const setHeaders: Headers = { "content-type": "application/json", "content-length": String(body.length) };
     if (translated.status !== undefined && translated.status !== this.status) setHeaders[":status"] = String(translated.status);
     return { kind: "continue", mutation: { body, setHeaders } };
+  }
+
+  /** Stores a completed cloud answer after a cache miss (edge-cascade answers are not stored). */
+  private store(completion: string): void {
+    if (this.deps.cache && this.cacheKey) storeAnswer(this.deps.cache, this.config, this.cacheKey, completion);
   }
 
   /** The transport gave up on the request (client gone, stream reset, upstream failure). */
@@ -486,6 +526,7 @@ export class RequestProcessor {
    * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
    */
   private cloudCost(): number | null | undefined {
+    if (this.cacheLog === "hit") return 0;
     if (this.cascade) return this.cascade.event?.cloud_cost_usd ?? (this.cascade.event?.upgraded ? undefined : 0);
     if (!this.decision || !this.usage) return undefined;
     const cost = callCostUsd(this.decision.provider, this.decision.upstreamModel, this.usage);
@@ -569,7 +610,8 @@ export class RequestProcessor {
         endpoint: this.spec?.name,
         model: this.parsed?.model,
         stream: this.parsed?.stream,
-        route: this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target,
+        route: this.cacheLog === "hit" ? "cache" : this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target,
+        cache: this.cacheLog,
         cascade: this.cascade?.event,
         provider: this.decision?.provider.name,
         upstream_model: this.decision?.upstreamModel,
