@@ -14,23 +14,21 @@ import { MemoryResponseCache } from "../../extproc/cache/memory-response-cache.t
 import { createAuthDeps } from "../../extproc/governance/auth.ts";
 import { Governor } from "../../extproc/governance/governor.ts";
 import { generateKey } from "../../extproc/governance/keys.ts";
-import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
-import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
+import type { FrontDoor } from "../../extproc/http/front-door.ts";
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
 import { silentLogger } from "../../extproc/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
-import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
-import { shippedEnvoySettings } from "../support/envoy-settings.ts";
-import { testConfig } from "../support/gateway.ts";
+import type { EnvoyHarness } from "../harness/envoy.ts";
+import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
 
 const KEY = "sk-cloud-key";
 
 let cloud: OpenAIUpstream;
 let governor: Governor;
 let frontDoor: FrontDoor;
-let extProc: ExtProcServer;
+let gateway: GatewayPair;
 let envoy: EnvoyHarness;
 const logs: Record<string, unknown>[] = [];
 const keys: Record<string, string> = {};
@@ -52,19 +50,12 @@ before(async () => {
   governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger: silentLogger() });
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const deps: ProcessorDeps = { config, logger, governance: { auth: createAuthDeps(config, store, {}), governor }, cache: new MemoryResponseCache(config.cache.exact.max_bytes) };
-  frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
-  extProc = await startExtProcServer(deps, 0, "127.0.0.1");
-  const shipped = shippedEnvoySettings();
-  envoy = await startEnvoy({
-    extProc: { ...shipped.extProc, address: `127.0.0.1:${extProc.port}` },
-    routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }],
-    clusters: { openai: { url: cloud.url } },
-  });
+  gateway = await startGatewayPair(deps, cloud.url);
+  ({ frontDoor, envoy } = gateway);
 });
 
 after(async () => {
-  await envoy.close();
-  await Promise.all([frontDoor.close(), extProc.drain(1000)]);
+  await gateway.close();
   governor.close();
   await cloud.close();
 });

@@ -12,17 +12,15 @@ import OpenAI from "openai";
 import { createAuthDeps } from "../../extproc/governance/auth.ts";
 import { Governor } from "../../extproc/governance/governor.ts";
 import { generateKey } from "../../extproc/governance/keys.ts";
-import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
-import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
+import type { FrontDoor } from "../../extproc/http/front-door.ts";
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { createLimiterStore, type LimiterSetup } from "../../extproc/store/create-limiter.ts";
 import { RedisTenantStore } from "../../extproc/store/redis-tenant-store.ts";
 import { testRedis, type TestRedis } from "../../extproc/store/test-redis.ts";
 import { silentLogger } from "../../extproc/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
-import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
-import { shippedEnvoySettings } from "../support/envoy-settings.ts";
-import { testConfig } from "../support/gateway.ts";
+import type { EnvoyHarness } from "../harness/envoy.ts";
+import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
 
 const KEY = "sk-cloud-key";
 const ASK = { model: "gpt-4.1-nano", messages: [{ role: "user" as const, content: "Say hi" }], max_tokens: 8 };
@@ -32,7 +30,7 @@ let cloud: OpenAIUpstream;
 let limiter: LimiterSetup;
 let governor: Governor;
 let frontDoor: FrontDoor;
-let extProc: ExtProcServer;
+let gateway: GatewayPair;
 let envoy: EnvoyHarness;
 const keys: Record<string, string> = {};
 
@@ -58,19 +56,12 @@ before(async () => {
   limiter = createLimiterStore({ redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", logger: silentLogger(), prefix: redis.prefix });
   governor = new Governor({ store: limiter.store, runaway: config.runaway, logger: silentLogger() });
   const deps: ProcessorDeps = { config, logger: silentLogger(), governance: { auth: createAuthDeps(config, store, {}), governor } };
-  frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
-  extProc = await startExtProcServer(deps, 0, "127.0.0.1");
-  const shipped = shippedEnvoySettings();
-  envoy = await startEnvoy({
-    extProc: { ...shipped.extProc, address: `127.0.0.1:${extProc.port}` },
-    routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }],
-    clusters: { openai: { url: cloud.url } },
-  });
+  gateway = await startGatewayPair(deps, cloud.url);
+  ({ frontDoor, envoy } = gateway);
 });
 
 after(async () => {
-  await envoy.close();
-  await Promise.all([frontDoor.close(), extProc.drain(1000)]);
+  await gateway.close();
   governor.close();
   limiter.close();
   await cloud.close();

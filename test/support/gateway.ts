@@ -2,6 +2,9 @@
 import { parseConfigText, resolveConfig, type GatewayConfig } from "../../extproc/config/load.ts";
 import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
 import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
+import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
+import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
+import { shippedEnvoySettings } from "./envoy-settings.ts";
 import { pino } from "pino";
 
 export interface TestGateway {
@@ -50,6 +53,34 @@ export async function startTestGateway(config: GatewayConfig): Promise<TestGatew
     extProcAddress: `127.0.0.1:${extProc.port}`,
     logs,
     close: async () => {
+      await Promise.all([frontDoor.close(), extProc.drain(1000)]);
+    },
+  };
+}
+
+/** The front door and the ext_proc server over `deps`, and the Envoy harness in front of ext_proc routing `openai` to `cloudUrl`. */
+export interface GatewayPair {
+  frontDoor: FrontDoor;
+  extProc: ExtProcServer;
+  envoy: EnvoyHarness;
+  close(): Promise<void>;
+}
+
+export async function startGatewayPair(deps: ProcessorDeps, cloudUrl: string): Promise<GatewayPair> {
+  const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
+  const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
+  const shipped = shippedEnvoySettings();
+  const envoy = await startEnvoy({
+    extProc: { ...shipped.extProc, address: `127.0.0.1:${extProc.port}` },
+    routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }],
+    clusters: { openai: { url: cloudUrl } },
+  });
+  return {
+    frontDoor,
+    extProc,
+    envoy,
+    close: async () => {
+      await envoy.close();
       await Promise.all([frontDoor.close(), extProc.drain(1000)]);
     },
   };
