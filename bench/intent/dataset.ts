@@ -2,6 +2,7 @@
  * Assembles the labelled intent dataset from ../shared/data (see README.md for each part's
  * origin) plus seeded synthetic prompts, and splits it train/test per source.
  */
+import { mulberry32 as rng } from "../../edge-agent/engines/llamacpp-sampling.ts";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Intent } from "../../extproc/routing/intent/intents.ts";
@@ -21,17 +22,8 @@ const CAP = { mmluQa: 1800, enQa: 1200, zhQa: 1200 };
 const SYNTHETIC_PER_LANG = 600;
 const UNKNOWN_COUNT = 600;
 
-/** mulberry32: small, fast, seeded. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG (mulberry32), the one the edge agent samples with. */
+export { rng };
 
 function pick<T>(r: () => number, list: readonly T[]): T {
   const v = list[Math.floor(r() * list.length)];

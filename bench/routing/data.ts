@@ -3,6 +3,7 @@
  * RouteLLM's MMLU responses (Mixtral-8x7B-Instruct vs GPT-4-1106-preview correctness per prompt,
  * Apache-2.0; MMLU itself MIT) and FastChat's vicuna-bench prompts (Apache-2.0).
  */
+import { mulberry32 as rng } from "../../edge-agent/engines/llamacpp-sampling.ts";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -129,14 +130,5 @@ export function loadVicuna(): string[] {
   return prompts;
 }
 
-/** Small seeded PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG (mulberry32), the one the edge agent samples with. */
+export { rng };

@@ -4,7 +4,7 @@
  * supplies the decision; this file only sequences them and says what to mutate.
  */
 import { randomUUID } from "node:crypto";
-import type { ChatRequest, Usage } from "../canonical/types.ts";
+import type { Usage } from "../canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
@@ -12,20 +12,21 @@ import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
 import { authHeaders, CLIENT_CREDENTIAL_HEADERS, priceOf, redactKey } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
-import { EdgeAgents, type EdgeDirectory } from "../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../cascade/edge-agents.ts";
 import { decideRoute, parseRouteHint, resolveProvider, type RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
-import { estimateComplexity } from "../routing/complexity.ts";
-import { CloudSpend, LatencyWindow, StickyTargets } from "../routing/signals.ts";
+import type { CloudSpend } from "../routing/signals.ts";
+import { edgeAgentsFor, policyFor, PROCESS_CLOUD_SPEND, signalsFor } from "./config-state.ts";
+import { callEstimate, settlementUsage } from "./admission.ts";
+import { withEdgeIntent } from "./edge-intent.ts";
+import { policyInputFor } from "./policy-input.ts";
 import { callCostUsd, roundUsd } from "../providers/cost.ts";
 import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
 import type { Governor, Ticket } from "../governance/governor.ts";
-import { estimateChat, estimateEmbeddings, type CallEstimate } from "../governance/limits.ts";
+import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
 import { requestFingerprint } from "../governance/runaway.ts";
-import { classifyIntent } from "../routing/intent/classify.ts";
-import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
-import { decidePolicy, decideWithPlugins, policyConfigFrom, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
+import { decidePolicy, decideWithPlugins, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import { cacheUse, hitResponse, storeAnswer } from "../cache/exact-cache.ts";
@@ -68,33 +69,6 @@ export interface Governance {
   governor: Governor;
 }
 
-/** The routing policy of a config, built once. */
-const POLICIES = new WeakMap<GatewayConfig, PolicyConfig>();
-function policyFor(config: GatewayConfig): PolicyConfig {
-  let policy = POLICIES.get(config);
-  if (!policy) POLICIES.set(config, (policy = policyConfigFrom(config.route)));
-  return policy;
-}
-
-/** Per-config live routing signals: conversation stickiness and cloud latency. */
-const SIGNALS = new WeakMap<GatewayConfig, { sticky: StickyTargets; cloudLatency: LatencyWindow }>();
-function signalsFor(config: GatewayConfig): { sticky: StickyTargets; cloudLatency: LatencyWindow } {
-  let signals = SIGNALS.get(config);
-  if (!signals) SIGNALS.set(config, (signals = { sticky: new StickyTargets(), cloudLatency: new LatencyWindow() }));
-  return signals;
-}
-
-/** The process's cloud spend: a month's budget outlives config reloads. */
-const PROCESS_CLOUD_SPEND = new CloudSpend();
-
-/** One edge-agent set per config (its round-robin turn is shared by every request). */
-const EDGE_AGENTS = new WeakMap<GatewayConfig, EdgeAgents>();
-function edgeAgentsFor(config: GatewayConfig): EdgeAgents {
-  let agents = EDGE_AGENTS.get(config);
-  if (!agents) EDGE_AGENTS.set(config, (agents = new EdgeAgents(config.edge)));
-  return agents;
-}
-
 type Phase = "request_headers" | "request_body" | "response_headers" | "response_body" | "done";
 
 export class RequestProcessor {
@@ -120,7 +94,6 @@ export class RequestProcessor {
   private logged = false;
   /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
   private edgeIntent: string | undefined;
-  private edgeIntentUsed = false;
   /** The exact cache's part: the key a completed answer is stored under (after a miss), and the log's word. */
   private cacheKey: CacheKey | undefined;
   private cacheStream: StreamAccumulator | undefined;
@@ -255,9 +228,18 @@ export class RequestProcessor {
     if (input) {
       // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
       const policy = policyFor(this.config);
-      return this.withEdgeIntent(input, parsed)
-        .then((refined) => (plugins.length > 0 ? decideWithPlugins(refined, policy, plugins) : decidePolicy(refined, policy)))
-        .then((decided) => this.routeAdmitted(parsed, json as JsonObject, this.edgeIntentUsed && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
+      let edgeLabelled = false;
+      const refined: Promise<PolicyInput> =
+        parsed.call.endpoint !== "chat"
+          ? Promise.resolve(input)
+          : withEdgeIntent(input, { config: this.config, policy, agents: this.edgeAgents(), messages: parsed.call.request.messages, callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId }).then((o) => {
+              this.edgeIntent = o.note;
+              edgeLabelled = o.used;
+              return o.input;
+            });
+      return refined
+        .then((r) => (plugins.length > 0 ? decideWithPlugins(r, policy, plugins) : decidePolicy(r, policy)))
+        .then((decided) => this.routeAdmitted(parsed, json as JsonObject, edgeLabelled && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
     }
     return this.routeAdmitted(parsed, json as JsonObject);
   }
@@ -307,39 +289,7 @@ export class RequestProcessor {
     const upgrade = this.cascade?.upgradeModel;
     const cloud = this.cascade ? (upgrade === undefined ? undefined : resolveProvider(upgrade, this.config.providers)) : undefined;
     const price = this.decision && !this.cascade ? priceOf(this.decision.provider, this.decision.upstreamModel) : cloud?.ok ? priceOf(cloud.value.provider, cloud.value.upstreamModel) : undefined;
-    return parsed.call.endpoint === "chat" ? estimateChat(parsed.call.request, price) : estimateEmbeddings(parsed.call.request, price);
-  }
-
-  /**
-   * The policy input with the edge model's intent when the built-in classifier had no confident
-   * label and `route.edge_intent` is on; unchanged otherwise, and on any failure.
-   */
-  private async withEdgeIntent(input: PolicyInput, parsed: ParsedCall): Promise<PolicyInput> {
-    const config = this.config;
-    const options = config.route.edge_intent;
-    const policy = policyFor(config);
-    const hinted = policy.allowClientIntent && input.clientIntentHint !== undefined && input.clientIntentHint !== "";
-    if (!options.enable || hinted || parsed.call.endpoint !== "chat") return input;
-    if (input.intent !== "unknown" && input.intentConfidence >= policy.intentMinConfidence) return input;
-    const model = options.model ?? config.edge.default_model;
-    const agent = model === undefined ? undefined : this.edgeAgents().pick(model, this.requestHeadersSeen["x-gearbox-node"]);
-    if (model === undefined || agent === undefined) {
-      this.edgeIntent = "no_agent";
-      return input;
-    }
-    const result = await classifyOnEdge(parsed.call.request.messages, { address: agent.address, model, timeoutMs: options.timeout_ms, requestId: this.requestId });
-    if (result.kind !== "label") {
-      this.edgeIntent = result.kind === "failed" ? result.reason : "no_label";
-      return input;
-    }
-    if (result.confidence < options.min_confidence) {
-      this.edgeIntent = `low_confidence:${result.intent}@${result.confidence.toFixed(3)}`;
-      return input;
-    }
-    this.edgeIntent = `${result.intent}@${result.confidence.toFixed(3)}`;
-    this.edgeIntentUsed = true;
-    // The label passed the edge layer's own bar (`min_confidence`); the rules take it as given.
-    return { ...input, intent: result.intent, intentConfidence: Math.max(result.confidence, policy.intentMinConfidence) };
+    return callEstimate(parsed, price);
   }
 
   /** Sends a parsed call to the edge (cascade) or to its cloud provider. */
@@ -490,7 +440,7 @@ export class RequestProcessor {
     let reason = degraded ?? (forced ? "client_hint:edge" : "edge_model");
     if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
       // A cloud model in auto mode: the routing brain may still pick the low gear.
-      const policy = decided ?? decidePolicy(this.policyInput(req, hint.value), policyFor(config));
+      const policy = decided ?? decidePolicy(policyInputFor(req, hint.value, config, this.requestHeadersSeen, this.cloudSpend), policyFor(config));
       this.policy = policy;
       if (policy.target === "edge") {
         model = config.edge.default_model;
@@ -506,19 +456,6 @@ export class RequestProcessor {
     const agent = agents.pick(model, this.requestHeadersSeen["x-gearbox-node"]);
     if (!agent) return undefined;
     return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason });
-  }
-
-  /** The conversation's last target, the cloud's recent latency and the budget spent, when known. */
-  private liveSignals(): Pick<PolicyInput, "stickyTarget" | "cloudLatencyP50Ms" | "budget"> {
-    const signals = signalsFor(this.config);
-    const sticky = signals.sticky.get(this.requestHeadersSeen["x-gearbox-conversation-id"]);
-    const latency = signals.cloudLatency.p50();
-    const budget = policyFor(this.config).dynamic.monthlyCloudBudgetUsd;
-    return {
-      ...(sticky && { stickyTarget: sticky }),
-      ...(latency !== undefined && { cloudLatencyP50Ms: latency }),
-      ...(budget !== undefined && { budget: { cloudSpentFraction: this.cloudSpend.fraction(budget) } }),
-    };
   }
 
   /**
@@ -542,24 +479,7 @@ export class RequestProcessor {
     const agents = this.edgeAgents();
     const edgeModel = config.edge.default_model;
     if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
-    return this.policyInput(parsed.call.request, clientRoute);
-  }
-
-  /** Intent + complexity + live signals for a chat request (pure, no I/O). */
-  private policyInput(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud"): PolicyInput {
-    const policy = policyFor(this.config);
-    const hint = this.requestHeadersSeen["x-gearbox-intent"];
-    const intent = classifyIntent(req.messages, policy.allowClientIntent ? hint : undefined);
-    return {
-      intent: intent.intent,
-      intentConfidence: intent.confidence,
-      complexity: estimateComplexity(req.messages),
-      hasTools: (req.tools?.length ?? 0) > 0,
-      clientRoute,
-      model: req.model,
-      edgeAvailable: true,
-      ...this.liveSignals(),
-    };
+    return policyInputFor(parsed.call.request, clientRoute, config, this.requestHeadersSeen, this.cloudSpend);
   }
 
   private tooLarge(size: number): GatewayError {
@@ -579,12 +499,7 @@ export class RequestProcessor {
     const ticket = this.ticket;
     if (!ticket) return;
     this.ticket = undefined;
-    const event = this.cascade?.event;
-    const usage = {
-      inputTokens: this.usage?.inputTokens ?? (event?.cloud_input_tokens ?? 0) + (event?.edge_input_tokens ?? 0),
-      outputTokens: this.usage?.outputTokens ?? (event?.cloud_output_tokens ?? 0) + (event?.edge_output_tokens ?? 0),
-      costUsd: typeof cost === "number" ? cost : 0,
-    };
+    const usage = settlementUsage(this.usage, this.cascade?.event, cost);
     void (error ? ticket.release(usage) : ticket.settle(usage));
   }
 

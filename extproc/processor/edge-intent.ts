@@ -1,0 +1,44 @@
+/**
+ * The edge intent layer as the processor applies it: when the built-in classifier had no
+ * confident label and `route.edge_intent` is on, the edge model is asked; its label replaces the
+ * intent when confident enough. Any failure leaves the input as it was.
+ */
+import type { EdgeDirectory } from "../cascade/edge-agents.ts";
+import type { GatewayConfig } from "../config/load.ts";
+import type { Message } from "../canonical/types.ts";
+import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
+import type { PolicyConfig, PolicyInput } from "../routing/policy/index.ts";
+
+export interface EdgeIntentOutcome {
+  input: PolicyInput;
+  /** For the request log (`code_gen@0.910`, `timeout`, `no_label`…); absent when not asked. */
+  note?: string;
+  /** The edge's label is in `input`. */
+  used: boolean;
+}
+
+export interface EdgeIntentContext {
+  config: GatewayConfig;
+  policy: PolicyConfig;
+  agents: EdgeDirectory;
+  messages: readonly Message[];
+  callerNode?: string;
+  requestId: string;
+}
+
+export async function withEdgeIntent(input: PolicyInput, ctx: EdgeIntentContext): Promise<EdgeIntentOutcome> {
+  const options = ctx.config.route.edge_intent;
+  const policy = ctx.policy;
+  const hinted = policy.allowClientIntent && input.clientIntentHint !== undefined && input.clientIntentHint !== "";
+  if (!options.enable || hinted) return { input, used: false };
+  if (input.intent !== "unknown" && input.intentConfidence >= policy.intentMinConfidence) return { input, used: false };
+  const model = options.model ?? ctx.config.edge.default_model;
+  const agent = model === undefined ? undefined : ctx.agents.pick(model, ctx.callerNode);
+  if (model === undefined || agent === undefined) return { input, note: "no_agent", used: false };
+  const result = await classifyOnEdge(ctx.messages, { address: agent.address, model, timeoutMs: options.timeout_ms, requestId: ctx.requestId });
+  if (result.kind !== "label") return { input, note: result.kind === "failed" ? result.reason : "no_label", used: false };
+  const label = `${result.intent}@${result.confidence.toFixed(3)}`;
+  if (result.confidence < options.min_confidence) return { input, note: `low_confidence:${label}`, used: false };
+  // The label passed the edge layer's own bar (`min_confidence`); the rules take it as given.
+  return { input: { ...input, intent: result.intent, intentConfidence: Math.max(result.confidence, policy.intentMinConfidence) }, note: label, used: true };
+}
