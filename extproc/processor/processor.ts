@@ -29,9 +29,8 @@ import { requestFingerprint } from "../governance/runaway.ts";
 import { decidePolicy, decideWithPlugins, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
-import { cacheUse, hitResponse, storeAnswer } from "../cache/exact-cache.ts";
-import type { CacheKey, ResponseCache } from "../cache/response-cache.ts";
-import { StreamAccumulator } from "../cache/stream-accumulator.ts";
+import type { ResponseCache } from "../cache/response-cache.ts";
+import { RequestCache } from "./cache-stage.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
@@ -94,10 +93,8 @@ export class RequestProcessor {
   private logged = false;
   /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
   private edgeIntent: string | undefined;
-  /** The exact cache's part: the key a completed answer is stored under (after a miss), and the log's word. */
-  private cacheKey: CacheKey | undefined;
-  private cacheStream: StreamAccumulator | undefined;
-  private cacheLog: "hit" | "miss" | "bypass" | undefined;
+  /** The caches' part: lookup, and the answer stored after a miss. */
+  private readonly cache: RequestCache;
 
   private readonly cloudSpend: CloudSpend;
 
@@ -109,6 +106,7 @@ export class RequestProcessor {
     this.config = deps.config;
     this.plugins = deps.plugins ?? [];
     this.cloudSpend = deps.cloudSpend ?? PROCESS_CLOUD_SPEND;
+    this.cache = new RequestCache(deps, deps.config);
   }
 
   /** Live agents from the control plane when connected to one, else `edge.agents` from the config. */
@@ -203,20 +201,14 @@ export class RequestProcessor {
       const allowed = checkModel(this.caller, parsed.value.model);
       if (!allowed.ok) return this.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
     }
-    const cache = this.deps.cache;
-    const use = cache && cacheUse(this.config, spec.name, parsed.value, this.caller?.tenant.id ?? "-", this.requestHeadersSeen["x-gearbox-cache"]);
-    this.cacheLog = use?.kind === "lookup" ? "miss" : use?.kind;
-    if (!cache || use?.kind !== "lookup") return this.decide(parsed.value, json);
+    const lookup = this.cache.lookup(spec.name, parsed.value, this.caller?.tenant.id ?? "-", this.requestHeadersSeen, this.requestId);
+    if (!lookup) return this.decide(parsed.value, json);
     // A hit is answered here: no routing, no admission, nothing upstream.
-    return cache.get(use.key).then((hit) => {
-      if (!hit) {
-        this.cacheKey = use.key;
-        return this.decide(parsed.value, json);
-      }
-      this.cacheLog = "hit";
+    return lookup.then((hit) => {
+      if (!hit) return this.decide(parsed.value, json);
       this.status = 200;
       this.finish();
-      return { kind: "respond", response: hitResponse(hit.completion, parsed.value, this.requestId) };
+      return { kind: "respond", response: hit };
     });
   }
 
@@ -357,7 +349,7 @@ export class RequestProcessor {
     const streamed = contentType.startsWith("text/event-stream") || contentType.startsWith("application/x-ndjson");
     if (streamed && this.status < 400) {
       this.stream = this.plan.stream(this.status, headers);
-      if (this.cacheKey && this.status === 200) this.cacheStream = new StreamAccumulator();
+      this.cache.streamStarted(this.status);
       // Every client schema Gearbox speaks streams SSE (Ollama's NDJSON is translated).
       if (!contentType.startsWith("text/event-stream")) setHeaders["content-type"] = "text/event-stream";
       // A rewritten stream's length is unknown in advance: let the codec chunk it.
@@ -386,9 +378,7 @@ export class RequestProcessor {
       this.usage = ended?.usage ?? pushed.usage ?? this.usage;
       if (endOfStream) this.finish();
       const body = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
-      this.cacheStream?.push(body);
-      const completion = endOfStream ? this.cacheStream?.end() : undefined;
-      if (completion !== undefined) this.store(completion);
+      this.cache.streamed(body, endOfStream);
       if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
       return { kind: "continue", mutation: { body } };
     }
@@ -404,16 +394,11 @@ export class RequestProcessor {
       const redacted = redactKey(text, this.decision.provider);
       if (redacted !== text) body = Buffer.from(redacted);
     }
-    if (this.status === 200 && !translated.error && (translated.status ?? 200) === 200) this.store((body ?? chunk).toString("utf8"));
+    if (this.status === 200 && !translated.error && (translated.status ?? 200) === 200) this.cache.store((body ?? chunk).toString("utf8"));
     if (!body) return CONTINUE;
     const setHeaders: Headers = { "content-type": "application/json", "content-length": String(body.length) };
     if (translated.status !== undefined && translated.status !== this.status) setHeaders[":status"] = String(translated.status);
     return { kind: "continue", mutation: { body, setHeaders } };
-  }
-
-  /** Stores a completed cloud answer after a cache miss (edge-cascade answers are not stored). */
-  private store(completion: string): void {
-    if (this.deps.cache && this.cacheKey) storeAnswer(this.deps.cache, this.config, this.cacheKey, completion);
   }
 
   /** The transport gave up on the request (client gone, stream reset, upstream failure). */
@@ -463,7 +448,7 @@ export class RequestProcessor {
    * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
    */
   private cloudCost(): number | null | undefined {
-    if (this.cacheLog === "hit") return 0;
+    if (this.cache.hit) return 0;
     if (this.cascade) return this.cascade.event?.cloud_cost_usd ?? (this.cascade.event?.upgraded ? undefined : 0);
     if (!this.decision || !this.usage) return undefined;
     const cost = callCostUsd(this.decision.provider, this.decision.upstreamModel, this.usage);
@@ -525,8 +510,8 @@ export class RequestProcessor {
         endpoint: this.spec?.name,
         model: this.parsed?.model,
         stream: this.parsed?.stream,
-        route: this.cacheLog === "hit" ? "cache" : this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target,
-        cache: this.cacheLog,
+        route: this.cache.hit ? "cache" : this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target,
+        cache: this.cache.result,
         cascade: this.cascade?.event,
         provider: this.decision?.provider.name,
         upstream_model: this.decision?.upstreamModel,
