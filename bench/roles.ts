@@ -12,6 +12,7 @@ import { openAIProviderYaml, testConfig } from "../test/support/gateway.ts";
 import { startExtProcServer } from "../extproc/grpc/server.ts";
 import { startFrontDoor } from "../extproc/http/front-door.ts";
 import { createLogger } from "../extproc/telemetry/logger.ts";
+import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 
 const [role, ...args] = process.argv.slice(2);
 
@@ -22,8 +23,11 @@ async function start(): Promise<Record<string, number | string>> {
       return { port: upstream.port };
     }
     case "gearbox": {
-      const config = testConfig(openAIProviderYaml(args[0] ?? ""), { TEST_PROVIDER_KEY: "sk-bench" });
-      const deps = { config, logger: createLogger("info") };
+      // args[1]: extra config YAML (e.g. `cache: { exact: { enable: true } }`).
+      const config = testConfig(openAIProviderYaml(args[0] ?? "", args[1] ?? ""), { TEST_PROVIDER_KEY: "sk-bench" });
+      const logger = createLogger("info");
+      const { cache } = createResponseCache(config, { logger });
+      const deps = { config, logger, ...(cache && { cache }) };
       const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
       const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
       return { extProcPort: extProc.port, httpPort: frontDoor.port };
