@@ -50,7 +50,7 @@ const freshDir = () => mkdtempSync(path.join(tmpdir(), "gearbox-cli-"));
 
 test("gearbox serve: starts on embedded defaults, says what runs and what is not configured, drains on SIGTERM", async () => {
   let health = 0;
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0" }, (stdout, stop) => {
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" }, (stdout, stop) => {
     const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
     fetch(`http://127.0.0.1:${port}/healthz`)
       .then((res) => (health = res.status))
@@ -77,7 +77,7 @@ test("gearbox serve: a bad config exits 1 and names the field", async () => {
 
 test("gearbox xds: the control plane alone answers ADS and stops on SIGTERM", async () => {
   let version = "";
-  const run = await gearbox(["xds"], freshDir(), { GEARBOX_XDS_PORT: "0" }, (stdout, stop) => {
+  const run = await gearbox(["xds"], freshDir(), { GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" }, (stdout, stop) => {
     const port = /control plane\s+\S+:(\d+)/.exec(stdout)?.[1];
     const Ads = adsService();
     const client = new Ads(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
@@ -98,7 +98,7 @@ test("gearbox xds: the control plane alone answers ADS and stops on SIGTERM", as
 });
 
 test("gearbox serve: a placeholder admin secret stops the start (exit 1), naming the variable, never the value", async () => {
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: "changeme", GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0" });
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: "changeme", GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" });
   assert.equal(run.code, 1);
   assert.match(run.stderr, /GEARBOX_ADMIN_KEY/);
   assert.doesNotMatch(run.stderr + run.stdout, /changeme/);
@@ -107,7 +107,7 @@ test("gearbox serve: a placeholder admin secret stops the start (exit 1), naming
 test("gearbox serve: with a strong admin secret the admin API runs, and refuses callers without a key", async () => {
   let status = 0;
   const secret = "Zm9vYmFyLXN0cm9uZy1zZWNyZXQtZm9yLWdlYXJib3gtdGVzdHMtMjAyNg";
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: secret, GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_ADMIN_PORT: "0" }, (stdout, stop) => {
+  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: secret, GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0", GEARBOX_ADMIN_PORT: "0" }, (stdout, stop) => {
     const port = /admin API\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
     fetch(`http://127.0.0.1:${port}/v1/tenants`)
       .then((res) => (status = res.status))

@@ -22,7 +22,7 @@ commands:
 
 environment:
   GEARBOX_CONFIG        config file (default ./gearbox.yaml; none → embedded defaults)
-  GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  GEARBOX_XDS_PORT  port overrides
+  GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  GEARBOX_XDS_PORT  GEARBOX_METRICS_PORT  port overrides
   GEARBOX_XDS_ADDRESS   host:port of the control plane for 'gearbox extproc' to follow
   OPENAI_API_KEY        key for the default 'openai' provider; OPENAI_BASE_URL its base URL
   GEARBOX_ADMIN_KEY     the bootstrap admin key (serve: refused if it is a placeholder); the admin key the

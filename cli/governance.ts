@@ -12,6 +12,7 @@ import { ADMIN_KEY_ENV, checkSecrets } from "../extproc/governance/keys.ts";
 import type { Governance } from "../extproc/processor/processor.ts";
 import type { AuditLog } from "../extproc/store/audit-log.ts";
 import { createLimiterStore } from "../extproc/store/create-limiter.ts";
+import type { LimiterStats } from "../extproc/store/failover-limiter.ts";
 import { MemoryAuditLog } from "../extproc/store/memory-audit-log.ts";
 import { MemoryTenantStore } from "../extproc/store/memory-tenant-store.ts";
 import { RedisAuditLog } from "../extproc/store/redis-audit-log.ts";
@@ -23,6 +24,8 @@ import type { Logger } from "../extproc/telemetry/logger.ts";
 export interface RunningGovernance {
   governance: Governance;
   admin?: AdminServer;
+  /** The shared limiter's failover state (with Redis), for the metrics. */
+  limiterStats?: LimiterStats;
   /** One line for the startup report. */
   describe: string[];
   close(): Promise<void>;
@@ -59,6 +62,7 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
   return {
     governance: { auth, governor },
     ...(admin && { admin }),
+    ...(limiter.stats && { limiterStats: limiter.stats }),
     describe: [
       `  auth            ${auth.required ? "call key or bound workload identity required" : `keys optional (no tenants configured): callers are tenant '${config.auth.anonymous_tenant}'`}; ${config.tenants.length} tenant(s) in the config`,
       `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests per ${config.runaway.window_ms} ms refused` : "off"}`,

@@ -20,6 +20,10 @@ import type { ProcessorDeps } from "../extproc/processor/processor.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
 import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
+import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
+import { startMetricsServer, type MetricsServer } from "../extproc/telemetry/metrics-server.ts";
+import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";
+import { controlPlaneMetrics } from "../xds/metrics.ts";
 import type { AdsClient } from "../xds/client/ads-client.ts";
 import { SecretError, startGovernance } from "./governance.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
@@ -29,13 +33,14 @@ export interface Running {
   extProc?: ExtProcServer;
   frontDoor?: FrontDoor;
   controlPlane?: RunningControlPlane;
+  metrics?: MetricsServer;
   stop(): Promise<void>;
 }
 
 export type ServeMode = "serve" | "extproc" | "xds";
 
 /** Lines telling the operator what runs, where, and what is not configured. */
-export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number }, follows?: string, governance: readonly string[] = []): string[] {
+export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number; metrics?: number }, follows?: string, governance: readonly string[] = []): string[] {
   const lines = [`gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`];
   if (ports.xds !== undefined) lines.push(`  control plane   ${config.listen.host}:${ports.xds}  (envoy.service.discovery.v3.AggregatedDiscoveryService, gearbox.v1.EdgeRegistryService)`);
   if (ports.extProc !== undefined) lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
@@ -46,8 +51,13 @@ export function describe(mode: ServeMode, config: GatewayConfig, ports: { extPro
     const key = p.auth === "none" ? "no credentials needed" : p.apiKey === undefined ? `NO KEY (${p.keySource}): requests go without credentials` : `key from ${p.keySource}`;
     lines.push(`  provider        ${p.name} (${p.kind}) ${p.baseUrl.href}${p.isDefault ? " [default]" : ""}: ${key}`);
   }
+  if (ports.metrics !== undefined) lines.push(`  metrics         http://${config.listen.host}:${ports.metrics}/metrics  (Prometheus${ports.extProc !== undefined ? "; request log on stdout" : ""})`);
+  if (ports.extProc !== undefined && config.shadow.enable) {
+    const scope = [config.shadow.endpoints.length > 0 ? `endpoints ${config.shadow.endpoints.join(", ")}` : "all endpoints", config.shadow.tenants.length > 0 ? `tenants ${config.shadow.tenants.join(", ")}` : "all tenants"];
+    lines.push(`  shadow mode     ON for ${scope.join(", ")}: decisions recorded, requests passed through untouched`);
+  }
   lines.push(...governance);
-  lines.push("  not running     metrics (not part of this version); edge agents run as `gearbox edge-agent`");
+  lines.push("  not running     edge agents (run as `gearbox edge-agent`)");
   return lines;
 }
 
@@ -89,13 +99,19 @@ export async function serve(mode: ServeMode): Promise<Running> {
     });
   }
   if (mode === "xds" && controlPlane) {
-    for (const line of describe(mode, config, { xds: controlPlane.port })) console.log(line);
     const running = controlPlane;
+    const metrics = await startMetricsServer([controlPlaneMetrics(running)], config.listen.metrics_port, config.listen.host).catch(async (err: unknown) => {
+      await running.close();
+      throw err;
+    });
+    for (const line of describe(mode, config, { xds: controlPlane.port, metrics: metrics.port })) console.log(line);
     return {
       config,
       controlPlane: running,
+      metrics,
       stop: async () => {
         unwatch();
+        await metrics.close();
         await running.close();
       },
     };
@@ -114,7 +130,9 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   // One deps object shared by both servers: following a control plane swaps its config and plugins.
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger });
-  let deps: ProcessorDeps = { config, logger, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }) };
+  const gatewayMetrics = new GatewayMetrics({ alerts: governed.governance.governor.alerts, ...(governed.limiterStats && { limiter: governed.limiterStats }) });
+  const telemetry = new RequestTelemetry(logger, gatewayMetrics);
+  let deps: ProcessorDeps = { config, logger, telemetry, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
@@ -125,15 +143,18 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe])) console.log(line);
+  // One /metrics: the gateway's, plus the control plane's when it runs in this process.
+  const metrics = await startMetricsServer([gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])], config.listen.metrics_port, config.listen.host);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe])) console.log(line);
   return {
     config,
     extProc,
     frontDoor,
+    metrics,
     ...(controlPlane && { controlPlane }),
     stop: async () => {
       unwatch();
-      await Promise.all([extProc.drain(), frontDoor.close()]);
+      await Promise.all([extProc.drain(), frontDoor.close(), metrics.close()]);
       await governed.close();
       cached.close();
       follower?.close();

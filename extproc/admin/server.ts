@@ -124,6 +124,8 @@ class AdminHandler {
    * full and the request is still answered (the action has already happened).
    */
   private async record(entry: AuditEntry): Promise<void> {
+    // One log line per admin action too (the entry holds key ids and prefixes, never a key or secret).
+    this.deps.logger.info({ audit: entry }, "admin action");
     try {
       await this.deps.audit.append(entry);
     } catch (err) {

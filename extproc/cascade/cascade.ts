@@ -59,6 +59,11 @@ export class EdgeCascade {
 
   constructor(private readonly o: CascadeOptions) {}
 
+  /** Why the request went to the edge (`client_hint:edge`, `edge_model`, a policy reason, `degraded:<limit>`). */
+  get routeReason(): string {
+    return this.o.routeReason;
+  }
+
   /** The cloud model a weak answer would be upgraded to; undefined when the answer is final (forced edge). */
   get upgradeModel(): string | undefined {
     return this.o.upgrade && this.o.config.route.fallback.enable ? (this.o.config.edge.fallback_model ?? this.o.request.model) : undefined;

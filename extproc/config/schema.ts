@@ -224,6 +224,21 @@ export const configSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /**
+   * Shadow mode: for matching requests Gearbox computes its whole decision (auth, parse, cache
+   * lookup, route, limits) and records it (`shadow_*` log fields, `gearbox_shadow_decisions_total`),
+   * then lets the request go on exactly as the client sent it. ext_proc only (the front door has
+   * no untouched path). Empty lists match every tenant / endpoint.
+   */
+  shadow: z
+    .strictObject({
+      enable: z.boolean().default(false),
+      /** Tenant ids shadowed (known once the caller is authenticated); empty → all. */
+      tenants: z.array(z.string().min(1)).default([]),
+      /** Endpoints shadowed: `chat_completions`, `embeddings`, `messages`; empty → all. */
+      endpoints: z.array(z.enum(["chat_completions", "embeddings", "messages"])).default([]),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */

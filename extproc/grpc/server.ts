@@ -13,6 +13,7 @@ import { toErrorResponse } from "../errors.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import { CONTINUE, type Outcome } from "../processor/outcome.ts";
 import { clientIdentityOf } from "./attributes.ts";
+import { ObservedRequestBody } from "./observed-body.ts";
 import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
 
 export const EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
@@ -69,6 +70,7 @@ function outcomeForFault(phase: RequestPhase, err: unknown, requestId: string): 
 
 function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
   const processor = new RequestProcessor(deps);
+  let observed: ObservedRequestBody | undefined;
   // Answers must go back one per message and in order; a phase that awaits (a cloud upgrade)
   // holds the messages behind it in this queue.
   let pending: Promise<void> | undefined;
@@ -93,7 +95,14 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
       fault(err);
     }
   };
-  call.on("data", (message: ProcessingRequest__Output) => {
+  call.on("data", (received: ProcessingRequest__Output) => {
+    if (received.observability_mode && !observed) {
+      // Envoy ignores every answer: Gearbox only observes (shadow mode) this request.
+      processor.observeOnly();
+      observed = new ObservedRequestBody(deps.config.limits.max_request_bytes);
+    }
+    const message = observed ? observed.take(received) : received;
+    if (!message) return;
     if (pending) {
       pending = pending.then(() => answer(message));
       return;

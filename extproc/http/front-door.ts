@@ -78,7 +78,8 @@ export class FrontDoorHandler {
   }
 
   private async proxy(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
-    const processor = new RequestProcessor(this.deps);
+    // The front door is the destination itself: nothing to let through untouched, so never shadowed.
+    const processor = new RequestProcessor(this.deps, { transport: "front_door" });
     const headers: Headers = { ...plainHeaders(req.headers), ":method": req.method ?? "GET", ":path": path, ":scheme": "http", ":authority": req.headers.host ?? "" };
     const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
     // No mTLS here, so no workload identity: only the peer's IP.

@@ -23,6 +23,8 @@ export interface CacheDeps {
 export class RequestCache {
   /** `undefined`: no cache took part (off, not cacheable, not a chat call). */
   result: CacheResult | undefined;
+  /** The stored completion a hit answered with (its usage is what the cloud would have billed). */
+  hitCompletion: string | undefined;
   private exactKey: CacheKey | undefined;
   private stream: StreamAccumulator | undefined;
 
@@ -50,6 +52,7 @@ export class RequestCache {
         return undefined;
       }
       this.result = "hit";
+      this.hitCompletion = hit.completion;
       return hitResponse(hit.completion, parsed, requestId);
     });
   }

@@ -20,7 +20,6 @@ import { edgeAgentsFor, policyFor, PROCESS_CLOUD_SPEND, signalsFor } from "./con
 import { callEstimate, settlementUsage } from "./admission.ts";
 import { withEdgeIntent } from "./edge-intent.ts";
 import { policyInputFor } from "./policy-input.ts";
-import { callCostUsd, roundUsd } from "../providers/cost.ts";
 import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
 import type { Governor, Ticket } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
@@ -28,6 +27,9 @@ import type { Caller } from "../governance/model.ts";
 import { requestFingerprint } from "../governance/runaway.ts";
 import { decidePolicy, decideWithPlugins, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
+import { logOnly, type Telemetry } from "../telemetry/telemetry.ts";
+import { requestRecord, type Transport } from "./request-record.ts";
+import { isShadowed } from "./shadow.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import type { ResponseCache } from "../cache/response-cache.ts";
 import { RequestCache } from "./cache-stage.ts";
@@ -60,6 +62,8 @@ export interface ProcessorDeps {
   governance?: Governance;
   /** The exact response cache (`cache.exact`); absent → no caching. */
   cache?: ResponseCache;
+  /** Where finished requests go (log line, metrics); absent → the log line alone. */
+  telemetry?: Telemetry;
 }
 
 /** Authentication (tenants, keys, workload identities) and the limits governor. */
@@ -95,6 +99,12 @@ export class RequestProcessor {
   private edgeIntent: string | undefined;
   /** The caches' part: lookup, and the answer stored after a miss. */
   private readonly cache: RequestCache;
+  /** When the first answer bytes of a stream went towards the client (TTFT). */
+  private firstByteAt: number | undefined;
+  /** Shadow mode: decide and record, change nothing (`shadow:` config, or Envoy's observability mode). */
+  private shadow = false;
+  private observing = false;
+  private readonly transport: Transport;
 
   private readonly cloudSpend: CloudSpend;
 
@@ -102,7 +112,11 @@ export class RequestProcessor {
   private readonly config: GatewayConfig;
   private readonly plugins: readonly PolicyPlugin[];
 
-  constructor(private readonly deps: ProcessorDeps) {
+  constructor(
+    private readonly deps: ProcessorDeps,
+    options: { transport?: Transport } = {},
+  ) {
+    this.transport = options.transport ?? "ext_proc";
     this.config = deps.config;
     this.plugins = deps.plugins ?? [];
     this.cloudSpend = deps.cloudSpend ?? PROCESS_CLOUD_SPEND;
@@ -123,6 +137,15 @@ export class RequestProcessor {
     return this.requestId;
   }
 
+  /** Envoy's observability mode: answers are ignored, so the request is only observed (shadowed). */
+  observeOnly(): void {
+    this.observing = true;
+  }
+
+  private shadowFor(tenant: string | undefined): boolean {
+    return this.observing || (this.transport === "ext_proc" && this.spec !== undefined && isShadowed(this.config, this.spec.name, tenant));
+  }
+
   /**
    * `client`: who is calling, as the transport knows it — Envoy's `source.address` and
    * `connection.uri_san_peer_certificate` attributes (ext_proc), or the socket's address (front door).
@@ -141,6 +164,7 @@ export class RequestProcessor {
     this.query = q < 0 ? "" : path.slice(q);
     this.requestHeadersSeen = headers;
     this.requestId = headers["x-request-id"] || randomUUID();
+    this.shadow = this.shadowFor(undefined);
     const method = headers[":method"] ?? "GET";
     if (method !== this.spec.method) {
       return this.reject(new GatewayError(405, "invalid_request_error", `Method ${method} is not allowed on ${this.spec.path}; use ${this.spec.method}.`, {
@@ -162,7 +186,21 @@ export class RequestProcessor {
 
   requestBody(body: Buffer): Outcome | Promise<Outcome> {
     this.phase = "response_headers";
-    if (!this.spec) return CONTINUE;
+    if (!this.spec || (this.shadow && this.logged)) return CONTINUE;
+    if (!this.observing && !this.config.shadow.enable) return this.authenticated(body);
+    // Shadow mode may apply (known for sure once the caller is): decide, record, let it go on as sent.
+    const outcome = this.authenticated(body);
+    return outcome instanceof Promise ? outcome.then((o) => this.unlessShadowed(o)) : this.unlessShadowed(outcome);
+  }
+
+  /** In shadow mode, the decision is recorded and the request goes on untouched. */
+  private unlessShadowed(outcome: Outcome): Outcome {
+    if (!this.shadow) return outcome;
+    if (!this.logged) this.finish();
+    return CONTINUE;
+  }
+
+  private authenticated(body: Buffer): Outcome | Promise<Outcome> {
     const governance = this.deps.governance;
     if (!governance) return this.parseAndRoute(body);
     // Who is calling comes first: an unknown caller learns nothing about its request's validity.
@@ -170,6 +208,7 @@ export class RequestProcessor {
     return authenticate(request, governance.auth).then((caller) => {
       if (!caller.ok) return this.reject(caller.errors[0] ?? new GatewayError(401, "authentication_error", "Authentication failed."));
       this.caller = caller.value;
+      this.shadow = this.shadowFor(caller.value.tenant.id);
       return this.parseAndRoute(body);
     });
   }
@@ -324,6 +363,7 @@ export class RequestProcessor {
 
   responseHeaders(headers: Headers, endOfStream: boolean): Outcome {
     this.phase = "response_body";
+    if (this.shadow) return CONTINUE;
     if (this.cascade) {
       // The verdict (and every header the client sees) comes with the complete edge answer.
       this.status = Number(headers[":status"] ?? 0);
@@ -359,6 +399,7 @@ export class RequestProcessor {
   }
 
   responseBody(chunk: Buffer, endOfStream: boolean): Outcome | Promise<Outcome> {
+    if (this.shadow) return CONTINUE;
     if (this.cascade) {
       if (!endOfStream) return CONTINUE;
       const verdict = this.cascade.verdict(this.responseHeadersSeen, chunk);
@@ -373,6 +414,7 @@ export class RequestProcessor {
     }
     if (!this.spec || !this.plan) return CONTINUE;
     if (this.stream) {
+      if (chunk.length > 0) this.firstByteAt ??= performance.now();
       const pushed = this.stream.push(chunk);
       const ended = endOfStream ? this.stream.end() : undefined;
       this.usage = ended?.usage ?? pushed.usage ?? this.usage;
@@ -443,18 +485,6 @@ export class RequestProcessor {
     return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason });
   }
 
-  /**
-   * What this request cost in the cloud: the upgrade of an edge cascade, or the cloud call's
-   * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
-   */
-  private cloudCost(): number | null | undefined {
-    if (this.cache.hit) return 0;
-    if (this.cascade) return this.cascade.event?.cloud_cost_usd ?? (this.cascade.event?.upgraded ? undefined : 0);
-    if (!this.decision || !this.usage) return undefined;
-    const cost = callCostUsd(this.decision.provider, this.decision.upstreamModel, this.usage);
-    return cost === undefined ? null : roundUsd(cost);
-  }
-
   /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
   private policyInputIfConsulted(parsed: ParsedCall): PolicyInput | undefined {
     const config = this.config;
@@ -484,48 +514,49 @@ export class RequestProcessor {
     const ticket = this.ticket;
     if (!ticket) return;
     this.ticket = undefined;
+    // Shadowed: nothing went upstream through Gearbox; the admission is handed back at once.
+    if (this.shadow) return void ticket.release();
     const usage = settlementUsage(this.usage, this.cascade?.event, cost);
     void (error ? ticket.release(usage) : ticket.settle(usage));
   }
 
-  /** Writes the one request-log line (no prompt text, no keys). */
+  /** Ends the request: settles its admission and hands its one record to telemetry (log line, metrics). */
   private finish(error?: GatewayError): void {
     if (this.logged) return;
     this.logged = true;
     this.phase = "done";
-    const target = this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target;
-    const cost = this.cloudCost();
+    const record = requestRecord({
+      requestId: this.requestId,
+      // Tracing puts the request's trace id here once it runs in the processor.
+      traceId: undefined,
+      transport: this.transport,
+      config: this.config,
+      caller: this.caller,
+      endpoint: this.spec?.name,
+      parsed: this.parsed,
+      decision: this.decision,
+      cascade: this.cascade,
+      policy: this.policy,
+      edgeIntent: this.edgeIntent,
+      cache: this.cache.result,
+      cacheHit: this.cache.hitCompletion,
+      status: this.status,
+      error,
+      usage: this.usage,
+      startedAt: this.startedAt,
+      firstByteAt: this.firstByteAt,
+      now: performance.now(),
+      shadow: this.shadow,
+    });
+    const cost = record.cost_usd;
     if (typeof cost === "number") this.cloudSpend.add(cost);
     this.settleTicket(cost, error);
+    const target = record.route === "cache" ? undefined : record.route;
     if (target && !error) {
       const signals = signalsFor(this.config);
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
       if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
     }
-    this.deps.logger.info(
-      {
-        request_id: this.requestId,
-        tenant: this.caller?.tenant.id,
-        key: this.caller?.key?.prefix,
-        endpoint: this.spec?.name,
-        model: this.parsed?.model,
-        stream: this.parsed?.stream,
-        route: this.cache.hit ? "cache" : this.cascade ? (this.cascade.event?.upgraded ? "cloud" : "edge") : this.decision?.target,
-        cache: this.cache.result,
-        cascade: this.cascade?.event,
-        provider: this.decision?.provider.name,
-        upstream_model: this.decision?.upstreamModel,
-        reason: this.decision?.reason,
-        policy: this.policy?.reason,
-        edge_intent: this.edgeIntent,
-        status: error?.status ?? this.status,
-        error_code: error?.code ?? undefined,
-        input_tokens: this.usage?.inputTokens,
-        output_tokens: this.usage?.outputTokens,
-        cost_usd: cost,
-        duration_ms: Math.round((performance.now() - this.startedAt) * 100) / 100,
-      },
-      "request",
-    );
+    (this.deps.telemetry ?? logOnly(this.deps.logger)).request(record, this.config);
   }
 }

@@ -1,0 +1,211 @@
+/**
+ * The one record of a finished request: what the request log writes and what the metrics count.
+ * Built once, in `RequestProcessor.finish()`, from the processor's state; nothing in it is prompt
+ * text or a key (the key is its public prefix). Field names are the log line's.
+ */
+import type { Usage } from "../canonical/types.ts";
+import type { CascadeEvent, EdgeCascade } from "../cascade/cascade.ts";
+import type { GatewayConfig } from "../config/load.ts";
+import type { ParsedCall } from "../endpoints/spec.ts";
+import type { GatewayError } from "../errors.ts";
+import type { Caller } from "../governance/model.ts";
+import { costUsd, callCostUsd, roundUsd } from "../providers/cost.ts";
+import { priceOf } from "../providers/provider.ts";
+import { resolveProvider, type RouteDecision } from "../routing/decide.ts";
+import type { PolicyDecision } from "../routing/policy/index.ts";
+import { isObject } from "../schemas/fields.ts";
+
+/** Which front of Gearbox the request came through. */
+export type Transport = "ext_proc" | "front_door";
+/** Where the answer came from. */
+export type RecordRoute = "edge" | "cloud" | "cache";
+
+export interface RequestRecord {
+  request_id: string;
+  /** The request's trace (W3C trace id), when tracing is on. */
+  trace_id: string | undefined;
+  transport: Transport;
+  tenant: string | undefined;
+  /** The call key's public prefix (never the key). */
+  key: string | undefined;
+  endpoint: string | undefined;
+  /** The model the client asked for. */
+  model: string | undefined;
+  stream: boolean | undefined;
+  /** Where the answer came from; absent when none came (rejected, failed, shadowed). */
+  route: RecordRoute | undefined;
+  /** Why it went there (`model_listed:openai`, `rule:1`, `edge_model`, `degraded:daily_cost_cap`…). */
+  reason: string | undefined;
+  policy: string | undefined;
+  edge_intent: string | undefined;
+  cache: "hit" | "miss" | "bypass" | undefined;
+  /** The edge answer and its upgrade, when the request went to the edge. */
+  cascade: CascadeEvent | undefined;
+  provider: string | undefined;
+  upstream_model: string | undefined;
+  status: number;
+  error_code: string | undefined;
+  /** The limit that sent a capped cloud call to the edge instead (`daily_cost_cap`, `rate_limit_tokens_per_minute`). */
+  degraded: string | undefined;
+  input_tokens: number | undefined;
+  output_tokens: number | undefined;
+  /** Cloud cost at list price (USD); `null`: an unpriced cloud model. */
+  cost_usd: number | null | undefined;
+  /** What an answer served by the edge or the cache would have cost on the cloud (USD); `null`: no price known. */
+  cloud_cost_avoided_usd: number | null | undefined;
+  duration_ms: number;
+  /** Streams: time until the first body bytes were handed to the client side. */
+  ttft_ms: number | undefined;
+  /** Shadow mode: the request went on untouched; the `shadow_*` fields say what Gearbox would have done. */
+  shadow: true | undefined;
+  shadow_route: RecordRoute | "reject" | undefined;
+  shadow_reason: string | undefined;
+  shadow_cache: "hit" | "miss" | "bypass" | undefined;
+  shadow_status: number | undefined;
+  shadow_error_code: string | undefined;
+}
+
+/** The processor's state at the end of a request. */
+export interface RecordInput {
+  requestId: string;
+  traceId: string | undefined;
+  transport: Transport;
+  config: GatewayConfig;
+  caller: Caller | undefined;
+  endpoint: string | undefined;
+  parsed: ParsedCall | undefined;
+  decision: RouteDecision | undefined;
+  cascade: EdgeCascade | undefined;
+  policy: PolicyDecision | undefined;
+  edgeIntent: string | undefined;
+  cache: "hit" | "miss" | "bypass" | undefined;
+  /** The stored completion a cache hit answered with. */
+  cacheHit: string | undefined;
+  status: number;
+  error: GatewayError | undefined;
+  usage: Usage | undefined;
+  /** `performance.now()` at the start, at the first answer bytes (streams), and now. */
+  startedAt: number;
+  firstByteAt: number | undefined;
+  now: number;
+  shadow: boolean;
+}
+
+const ms = (t: number): number => Math.round(t * 100) / 100;
+
+export function requestRecord(s: RecordInput): RequestRecord {
+  const hit = s.cache === "hit";
+  const event = s.cascade?.event;
+  const route: RecordRoute | undefined = hit ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? "cloud" : undefined;
+  const reason = s.cascade ? s.cascade.routeReason : s.decision?.reason;
+  const status = s.error?.status ?? s.status;
+  const served = route !== undefined && s.error === undefined && status > 0 && status < 400;
+  const stream = s.parsed?.stream;
+  const base = {
+    request_id: s.requestId,
+    trace_id: s.traceId,
+    transport: s.transport,
+    tenant: s.caller?.tenant.id,
+    key: s.caller?.key?.prefix,
+    endpoint: s.endpoint,
+    model: s.parsed?.model,
+    stream,
+    policy: s.policy?.reason,
+    edge_intent: s.edgeIntent,
+    duration_ms: ms(s.now - s.startedAt),
+  };
+  if (s.shadow) {
+    return {
+      ...base,
+      route: undefined,
+      reason: undefined,
+      cache: undefined,
+      cascade: undefined,
+      provider: undefined,
+      upstream_model: undefined,
+      status: 0,
+      error_code: undefined,
+      degraded: undefined,
+      input_tokens: undefined,
+      output_tokens: undefined,
+      cost_usd: undefined,
+      cloud_cost_avoided_usd: undefined,
+      ttft_ms: undefined,
+      shadow: true,
+      shadow_route: s.error ? "reject" : route,
+      shadow_reason: s.error ? undefined : reason,
+      shadow_cache: s.cache,
+      shadow_status: s.error ? s.error.status : route === undefined ? undefined : 200,
+      shadow_error_code: s.error?.code ?? undefined,
+    };
+  }
+  return {
+    ...base,
+    route,
+    reason,
+    cache: s.cache,
+    cascade: event,
+    provider: s.decision?.provider.name,
+    upstream_model: s.decision?.upstreamModel,
+    status,
+    error_code: s.error?.code ?? undefined,
+    degraded: reason?.startsWith("degraded:") ? reason.slice("degraded:".length) : undefined,
+    input_tokens: s.usage?.inputTokens,
+    output_tokens: s.usage?.outputTokens,
+    cost_usd: cloudCost(s),
+    cloud_cost_avoided_usd: served && (route === "edge" || route === "cache") ? avoidedCost(s, route) : undefined,
+    ttft_ms: stream && served ? ms((s.firstByteAt ?? s.now) - s.startedAt) : undefined,
+    shadow: undefined,
+    shadow_route: undefined,
+    shadow_reason: undefined,
+    shadow_cache: undefined,
+    shadow_status: undefined,
+    shadow_error_code: undefined,
+  };
+}
+
+/**
+ * What this request cost in the cloud: the upgrade of an edge cascade, or the cloud call's
+ * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
+ */
+export function cloudCost(s: Pick<RecordInput, "cache" | "cascade" | "decision" | "usage">): number | null | undefined {
+  if (s.cache === "hit") return 0;
+  if (s.cascade) return s.cascade.event?.cloud_cost_usd ?? (s.cascade.event?.upgraded ? undefined : 0);
+  if (!s.decision || !s.usage) return undefined;
+  const cost = callCostUsd(s.decision.provider, s.decision.upstreamModel, s.usage);
+  return cost === undefined ? null : roundUsd(cost);
+}
+
+/**
+ * What the answer would have cost on the cloud: its tokens at the list price of the cloud model
+ * the request would have used — the upgrade model for an edge answer (`edge.fallback_model`, else
+ * the model asked for), the model asked for on a cache hit. `null`: that model has no price.
+ */
+function avoidedCost(s: RecordInput, route: "edge" | "cache"): number | null | undefined {
+  const model = route === "edge" ? (s.config.edge.fallback_model ?? s.parsed?.model) : s.parsed?.model;
+  const event = s.cascade?.event;
+  const usage =
+    route === "edge"
+      ? event?.edge_input_tokens === undefined
+        ? undefined
+        : { inputTokens: event.edge_input_tokens, outputTokens: event.edge_output_tokens ?? 0, totalTokens: event.edge_input_tokens + (event.edge_output_tokens ?? 0) }
+      : completionUsage(s.cacheHit);
+  if (model === undefined || usage === undefined) return undefined;
+  const resolved = resolveProvider(model, s.config.providers);
+  const price = resolved.ok ? priceOf(resolved.value.provider, resolved.value.upstreamModel) : undefined;
+  return price === undefined ? null : roundUsd(costUsd(price, usage));
+}
+
+/** The `usage` of a stored OpenAI chat completion. */
+function completionUsage(completion: string | undefined): Usage | undefined {
+  if (completion === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(completion);
+  } catch {
+    return undefined;
+  }
+  const usage = isObject(json) ? json.usage : undefined;
+  if (!isObject(usage) || typeof usage.prompt_tokens !== "number" || typeof usage.completion_tokens !== "number") return undefined;
+  return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens, totalTokens: usage.prompt_tokens + usage.completion_tokens };
+}

@@ -1,0 +1,137 @@
+/**
+ * The gateway's Prometheus metrics (one registry per process, served on `/metrics`, port 9464).
+ *
+ * Names follow Prometheus conventions (`_total` counters, base units: seconds, USD). Labels are
+ * bounded: endpoint, route, status and limit come from fixed sets; `model` is a model the
+ * config names (providers, aliases, prices, edge agents) or `other`; `tenant` is a configured
+ * tenant. No key, prompt, user or request id is ever a label.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** Live numbers owned by other components, read at scrape time. */
+export interface MetricSources {
+  /** The shared limiter's failover state (`FailoverLimiter.stats`). */
+  limiter?: { readonly redisHealthy: boolean; readonly fallbackDecisions: number; readonly redisErrors: number };
+  /** Cost alert thresholds crossed (`Governor.alerts`). */
+  alerts?: { readonly fired: number };
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30];
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly r = [this.registry];
+
+  readonly requests = new Counter({
+    name: "gearbox_requests_total",
+    help: "Finished LLM API requests by endpoint, where the answer came from (edge, cloud, cache, none), model asked for, tenant and HTTP status.",
+    labelNames: ["endpoint", "route", "model", "tenant", "status"],
+    registers: this.r,
+  });
+  readonly duration = new Histogram({
+    name: "gearbox_request_duration_seconds",
+    help: "End-to-end time Gearbox saw a request take, from its headers to its last answer byte.",
+    labelNames: ["endpoint", "route"],
+    buckets: LATENCY_BUCKETS,
+    registers: this.r,
+  });
+  readonly ttft = new Histogram({
+    name: "gearbox_time_to_first_token_seconds",
+    help: "Streamed requests: time from the request to the first answer bytes sent towards the client.",
+    labelNames: ["endpoint", "route"],
+    buckets: TTFT_BUCKETS,
+    registers: this.r,
+  });
+  readonly tokens = new Counter({
+    name: "gearbox_tokens_total",
+    help: "Tokens processed by models, by type (input, output), where (edge, cloud), model and tenant.",
+    labelNames: ["type", "route", "model", "tenant"],
+    registers: this.r,
+  });
+  readonly cloudCost = new Counter({
+    name: "gearbox_cloud_cost_usd_total",
+    help: "Cloud spend at list price (USD), cascade upgrades included.",
+    labelNames: ["provider", "model", "tenant"],
+    registers: this.r,
+  });
+  readonly costAvoided = new Counter({
+    name: "gearbox_cloud_cost_avoided_usd_total",
+    help: "What answers served by the edge or the cache would have cost on the cloud (USD, their tokens at the cloud model's list price).",
+    labelNames: ["route", "tenant"],
+    registers: this.r,
+  });
+  readonly unpriced = new Counter({
+    name: "gearbox_unpriced_requests_total",
+    help: "Answers whose cloud cost (spent or avoided) is unknown: the model has no list price.",
+    labelNames: ["route"],
+    registers: this.r,
+  });
+  readonly cache = new Counter({
+    name: "gearbox_cache_requests_total",
+    help: "Requests the exact cache took part in, by result (hit, miss, bypass).",
+    labelNames: ["endpoint", "result"],
+    registers: this.r,
+  });
+  readonly edgeAnswers = new Counter({
+    name: "gearbox_edge_answers_total",
+    help: "Edge answers judged by the cascade, by outcome (kept, upgraded): the upgrade rate is upgraded over all.",
+    labelNames: ["edge_model", "outcome"],
+    registers: this.r,
+  });
+  readonly upgrades = new Counter({
+    name: "gearbox_upgrades_total",
+    help: "Edge answers replaced by the cloud's, by reason (low_confidence, edge_status, edge_unscored) and result (ok, failed).",
+    labelNames: ["reason", "result"],
+    registers: this.r,
+  });
+  readonly rateLimited = new Counter({
+    name: "gearbox_rate_limited_total",
+    help: "Requests refused with 429 by a limit (rate_limit_requests_per_second, rate_limit_tokens_per_minute, concurrency_limit, daily_cost_cap, runaway_request_loop).",
+    labelNames: ["tenant", "limit"],
+    registers: this.r,
+  });
+  readonly degraded = new Counter({
+    name: "gearbox_degraded_total",
+    help: "Cloud calls over a token or cost cap sent to the edge instead (degrade_to_edge), by the limit.",
+    labelNames: ["tenant", "limit"],
+    registers: this.r,
+  });
+  readonly shadow = new Counter({
+    name: "gearbox_shadow_decisions_total",
+    help: "Shadow mode: what Gearbox would have done with requests it let through untouched (would_route: edge, cloud, cache, reject).",
+    labelNames: ["endpoint", "tenant", "would_route", "would_cache", "would_status", "would_error"],
+    registers: this.r,
+  });
+
+  constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
+    const { limiter, alerts } = sources;
+    if (limiter) {
+      new Gauge({
+        name: "gearbox_limiter_redis_healthy",
+        help: "1 while limits are decided on Redis, 0 while this replica decides alone (failover).",
+        registers: this.r,
+        collect() {
+          this.set(limiter.redisHealthy ? 1 : 0);
+        },
+      });
+      totalFrom(this.r, "gearbox_limiter_local_decisions_total", "Admissions decided by this replica's memory because Redis was down or failing.", () => limiter.fallbackDecisions);
+      totalFrom(this.r, "gearbox_limiter_redis_errors_total", "Limiter calls to Redis that failed or timed out.", () => limiter.redisErrors);
+    }
+    if (alerts) totalFrom(this.r, "gearbox_cost_alerts_total", "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).", () => alerts.fired);
+  }
+}
+
+/** A counter that mirrors a running total kept elsewhere. */
+function totalFrom(registers: Registry[], name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}

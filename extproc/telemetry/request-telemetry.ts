@@ -1,0 +1,74 @@
+/**
+ * The production sink: the request-log line, then the metrics, from one `RequestRecord`.
+ * Shadowed requests count only in `gearbox_shadow_decisions_total`: they were not served by
+ * Gearbox, so they stay out of the traffic, cost and latency series.
+ */
+import type { GatewayConfig } from "../config/load.ts";
+import type { RequestRecord } from "../processor/request-record.ts";
+import { modelLabel, reasonKind } from "./labels.ts";
+import type { Logger } from "./logger.ts";
+import type { GatewayMetrics } from "./metrics.ts";
+import { writeRequestLog } from "./request-log.ts";
+import type { Telemetry } from "./telemetry.ts";
+
+const RATE_LIMITS = new Set(["rate_limit_requests_per_second", "rate_limit_tokens_per_minute", "concurrency_limit", "daily_cost_cap", "runaway_request_loop"]);
+
+export class RequestTelemetry implements Telemetry {
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  request(record: RequestRecord, config: GatewayConfig): void {
+    writeRequestLog(this.logger, record);
+    countRequest(this.metrics, record, config);
+  }
+}
+
+/** The metric updates for one record. */
+export function countRequest(m: GatewayMetrics, r: RequestRecord, config: GatewayConfig): void {
+  const endpoint = r.endpoint ?? "unknown";
+  const tenant = r.tenant ?? "-";
+  if (r.shadow) {
+    m.shadow.inc({ endpoint, tenant, would_route: r.shadow_route ?? "none", would_cache: r.shadow_cache ?? "none", would_status: String(r.shadow_status ?? 0), would_error: r.shadow_error_code ?? "none" });
+    return;
+  }
+  const route = r.route ?? "none";
+  m.requests.inc({ endpoint, route, model: modelLabel(config, r.model), tenant, status: String(r.status) });
+  m.duration.observe({ endpoint, route }, r.duration_ms / 1000);
+  if (r.ttft_ms !== undefined) m.ttft.observe({ endpoint, route }, r.ttft_ms / 1000);
+  if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache });
+  if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
+  if (r.degraded !== undefined) m.degraded.inc({ tenant, limit: r.degraded });
+  const event = r.cascade;
+  if (event) {
+    const edgeModel = modelLabel(config, event.edge_model);
+    m.edgeAnswers.inc({ edge_model: edgeModel, outcome: event.upgraded ? "upgraded" : "kept" });
+    tokens(m, "edge", edgeModel, tenant, event.edge_input_tokens, event.edge_output_tokens);
+    if (event.upgraded) {
+      m.upgrades.inc({ reason: reasonKind(event.upgrade_reason), result: event.cloud_status === 200 ? "ok" : "failed" });
+      const cloudModel = modelLabel(config, event.cloud_model);
+      tokens(m, "cloud", cloudModel, tenant, event.cloud_input_tokens, event.cloud_output_tokens);
+      cost(m, event.cloud_provider, cloudModel, tenant, event.cloud_cost_usd);
+    }
+  } else if (r.route === "cloud") {
+    const model = modelLabel(config, r.upstream_model);
+    tokens(m, "cloud", model, tenant, r.input_tokens, r.output_tokens);
+    cost(m, r.provider, model, tenant, r.cost_usd);
+  }
+  if (r.route === "edge" || r.route === "cache") {
+    if (typeof r.cloud_cost_avoided_usd === "number") m.costAvoided.inc({ route: r.route, tenant }, r.cloud_cost_avoided_usd);
+    else if (r.cloud_cost_avoided_usd === null) m.unpriced.inc({ route: r.route });
+  }
+}
+
+function tokens(m: GatewayMetrics, route: string, model: string, tenant: string, input: number | undefined, output: number | undefined): void {
+  if (input !== undefined && input > 0) m.tokens.inc({ type: "input", route, model, tenant }, input);
+  if (output !== undefined && output > 0) m.tokens.inc({ type: "output", route, model, tenant }, output);
+}
+
+function cost(m: GatewayMetrics, provider: string | undefined, model: string, tenant: string, usd: number | null | undefined): void {
+  if (typeof usd === "number") {
+    if (usd > 0) m.cloudCost.inc({ provider: provider ?? "unknown", model, tenant }, usd);
+  } else if (usd === null) m.unpriced.inc({ route: "cloud" });
+}
