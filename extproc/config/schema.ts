@@ -57,6 +57,60 @@ export const providerSchema = z.strictObject({
   timeout_ms: z.number().int().positive().default(600_000),
 });
 
+const similarity = z.number().gt(0).max(1);
+
+/** `cache.semantic`: see `extproc/cache/semantic/semantic-cache.ts`. */
+export const semanticCacheSchema = z.strictObject({
+  enable: z.boolean().default(false),
+  /** The least cosine similarity of a reusable entry (tuned on the paraphrase bench, `bench/RESULTS.md`). */
+  threshold: similarity.default(0.9),
+  /** Per-intent and per-tenant thresholds; a tenant's wins over an intent's. */
+  thresholds: z
+    .strictObject({ intents: z.record(z.string().min(1), similarity).default({}), tenants: z.record(z.string().min(1), similarity).default({}) })
+    .prefault({}),
+  embedder: z
+    .strictObject({
+      /** `builtin`: offline hashed n-grams (EN + ZH); `edge`: an edge agent's `/v1/embeddings`; `provider`: a provider's. */
+      kind: z.enum(["builtin", "edge", "provider"]).default("builtin"),
+      /** The embedding model (`edge`, `provider`). */
+      model: z.string().min(1).optional(),
+      /** The provider by name (`provider`). */
+      provider: z.string().min(1).optional(),
+      timeout_ms: z.number().int().positive().max(10_000).default(200),
+    })
+    .prefault({})
+    .refine((e) => e.kind === "builtin" || e.model !== undefined, { message: "an edge or provider embedder needs a model", path: ["model"] })
+    .refine((e) => e.kind !== "provider" || e.provider !== undefined, { message: "a provider embedder needs a provider", path: ["provider"] }),
+  /** Numbers, dates, names, code identifiers… of both questions must agree. */
+  entity_guard: z.boolean().default(true),
+  /** Question type, negation and comparison must agree. */
+  fingerprint: z.boolean().default(true),
+  /** Ask the edge model whether the two questions want the same answer before reuse. */
+  verify: z
+    .strictObject({
+      enable: z.boolean().default(false),
+      /** The edge model to ask; default `edge.default_model`. */
+      model: z.string().min(1).optional(),
+      timeout_ms: z.number().int().positive().max(10_000).default(300),
+      /** The least probability of "yes" that verifies. */
+      min_confidence: z.number().min(0).max(1).default(0.7),
+    })
+    .prefault({}),
+  ttl_ms: z.number().int().positive().default(60 * 60_000),
+  /** The in-memory store's total size. */
+  max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+  max_entries: z.number().int().positive().default(100_000),
+  /** Answers larger than this are not stored. */
+  max_entry_bytes: z.number().int().positive().default(256 * 1024),
+  index: z
+    .strictObject({
+      quantization: z.enum(["i8", "f16"]).default("i8"),
+      /** HNSW graph connectivity (M). */
+      connectivity: z.number().int().min(2).max(64).default(16),
+    })
+    .prefault({}),
+});
+
 const intentList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
 export const routeSchema = z.strictObject({
@@ -222,6 +276,8 @@ export const configSchema = z.strictObject({
           any_temperature: z.boolean().default(false),
         })
         .prefault({}),
+      /** The semantic cache: a paraphrase of a cached question gets its answer (`semantic-cache.ts`). Off by default. */
+      semantic: semanticCacheSchema.prefault({}),
     })
     .prefault({}),
   /**
@@ -253,3 +309,4 @@ export const configSchema = z.strictObject({
 export type RawConfig = z.infer<typeof configSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type RouteConfig = z.infer<typeof routeSchema>;
+export type SemanticCacheConfig = z.infer<typeof semanticCacheSchema>;
