@@ -132,10 +132,11 @@ export function requestRecord(s: RecordInput): RequestRecord {
       cloud_cost_avoided_usd: undefined,
       ttft_ms: undefined,
       shadow: true,
-      shadow_route: s.error ? "reject" : route,
+      // No edge answer exists in shadow mode: the cascade itself is the decision.
+      shadow_route: s.error ? "reject" : hit ? "cache" : s.cascade ? "edge" : s.decision ? "cloud" : undefined,
       shadow_reason: s.error ? undefined : reason,
       shadow_cache: s.cache,
-      shadow_status: s.error ? s.error.status : route === undefined ? undefined : 200,
+      shadow_status: s.error ? s.error.status : hit || s.cascade || s.decision ? 200 : undefined,
       shadow_error_code: s.error?.code ?? undefined,
     };
   }

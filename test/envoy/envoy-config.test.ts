@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkGearboxBootstrap } from "./gearbox-checks.ts";
+import { checkShadowBootstrap } from "./shadow-checks.ts";
 import { BOOTSTRAP_TYPE, envoyConfigFiles, parseBootstrap, readEnvoyYaml } from "./load-config.ts";
 import { arrayAtPath, isPlainObject, objectAtPath, type PlainObject } from "./plain.ts";
 import { toPlainObject } from "./proto-json.ts";
@@ -48,6 +49,13 @@ void describe("Envoy configs under envoy/", () => {
     for (const name of ["sidecar.yaml", "egress-gateway.yaml", "local-dev.yaml"]) assert.ok(files.includes(name), name);
   });
 
+  /** Shadow configs (`shadow-*.yaml`) keep Gearbox off the live path: they have their own checks. */
+  const shadow = (name: string) => name.startsWith("shadow-");
+
+  void it("include both shadow variants (observability mode, mirroring)", () => {
+    for (const name of ["shadow-observability.yaml", "shadow-mirror.yaml"]) assert.ok(files.includes(name), name);
+  });
+
   for (const name of files) {
     void it(`${name} parses strictly as ${BOOTSTRAP_TYPE} and round-trips`, () => {
       const result = parseBootstrap(readEnvoyYaml(name));
@@ -56,13 +64,36 @@ void describe("Envoy configs under envoy/", () => {
       // message again survives a wire trip unchanged, Any payloads included.
       const again = result.type.decode(result.type.encode(result.message).finish());
       assert.deepEqual(toPlainObject(result.type, again), toPlainObject(result.type, result.message));
-      assert.ok(arrayAtPath(toPlainObject(result.type, again), "static_resources.clusters").length >= 5);
+      assert.ok(arrayAtPath(toPlainObject(result.type, again), "static_resources.clusters").length >= (shadow(name) ? 4 : 5));
     });
 
+    if (shadow(name)) {
+      void it(`${name} shadows: live traffic never waits for Gearbox, copies never reach an upstream`, () => {
+        assert.deepEqual(checkShadowBootstrap(plainBootstrap(readEnvoyYaml(name))), []);
+      });
+      continue;
+    }
     void it(`${name} gives Gearbox the routing, ext_proc and clusters it relies on`, () => {
       assert.deepEqual(checkGearboxBootstrap(plainBootstrap(readEnvoyYaml(name))), []);
     });
   }
+
+  void it("the shadow checks can fail: a blocking ext_proc on the live path, a mirror sink that forwards", () => {
+    const observing = plainBootstrap(readEnvoyYaml("shadow-observability.yaml"));
+    objectAtPath(observing, EXT_PROC)["observability_mode"] = false;
+    assertHasError(checkShadowBootstrap(observing), /no listener serves live traffic without a blocking ext_proc/);
+    const streamed = plainBootstrap(readEnvoyYaml("shadow-observability.yaml"));
+    objectAtPath(objectAtPath(streamed, EXT_PROC), "processing_mode")["request_body_mode"] = "BUFFERED";
+    assertHasError(checkShadowBootstrap(streamed), /observability mode supports STREAMED/);
+    const mirror = plainBootstrap(readEnvoyYaml("shadow-mirror.yaml"));
+    const sink = objectAtPath(mirror, "static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0]");
+    delete sink["direct_response"];
+    sink["route"] = { cluster: "openai" };
+    assertHasError(checkShadowBootstrap(mirror), /must be answered locally/);
+    const unmirrored = plainBootstrap(readEnvoyYaml("shadow-mirror.yaml"));
+    delete objectAtPath(unmirrored, `${ROUTES}[2].route`)["request_mirror_policies"];
+    assertHasError(checkShadowBootstrap(unmirrored), /mirrors to no Gearbox shadow listener/);
+  });
 });
 
 void describe("strict proto checker rejects", () => {

@@ -50,5 +50,8 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
   const maxTimeout = durationMs(filter.max_message_timeout);
   if (timeout !== undefined) extProc.messageTimeoutMs = timeout;
   if (maxTimeout !== undefined) extProc.maxMessageTimeoutMs = maxTimeout;
+  if (filter.observability_mode === true) extProc.observabilityMode = true;
+  const deferredClose = durationMs(filter.deferred_close_timeout);
+  if (deferredClose !== undefined) extProc.deferredCloseTimeoutMs = deferredClose;
   return { extProc, bufferLimitBytes };
 }
