@@ -5,9 +5,16 @@
  * thousands of agents stays a handful of series.
  */
 import { Counter, Gauge, Registry } from "prom-client";
-import type { RunningControlPlane } from "./control-plane.ts";
+import type { AgentView } from "./registry/registry.ts";
+import type { AdsStats } from "./server/stats.ts";
 
-export function controlPlaneMetrics(running: Pick<RunningControlPlane, "ads" | "plane">): Registry {
+/** What the metrics read: a running control plane (`startControlPlane`) fits. */
+export interface ControlPlaneView {
+  ads: AdsStats;
+  plane: { registry: { agents(): readonly AgentView[] } };
+}
+
+export function controlPlaneMetrics(running: ControlPlaneView): Registry {
   const registry = new Registry();
   const registers = [registry];
   const { ads, plane } = running;
