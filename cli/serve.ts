@@ -27,6 +27,7 @@ import { controlPlaneMetrics } from "../xds/metrics.ts";
 import type { AdsClient } from "../xds/client/ads-client.ts";
 import { SecretError, startGovernance } from "./governance.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
+import { createTracing } from "../extproc/telemetry/tracing.ts";
 
 export interface Running {
   config: GatewayConfig;
@@ -87,11 +88,14 @@ function watchConfig(config: GatewayConfig, logger: Logger, apply: (next: Gatewa
 export async function serve(mode: ServeMode): Promise<Running> {
   const config = mustLoad();
   const logger = createLogger(config.logging.level);
+  // Traces of every server this mode runs (ext_proc + front door, control plane); `tracer` is undefined when off.
+  const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: mode === "xds" ? "gearbox-xds" : "gearbox" });
+  const tracer = tracing.tracer;
   let controlPlane: RunningControlPlane | undefined;
   let unwatch = (): void => undefined;
   if (mode !== "extproc") {
     // All-in-one restarts everything together: no agent to wait for.
-    controlPlane = await startControlPlane(config, logger, config.listen.xds_port, config.listen.host, mode === "serve" ? 0 : config.xds.startup_grace_ms);
+    controlPlane = await startControlPlane(config, logger, config.listen.xds_port, config.listen.host, mode === "serve" ? 0 : config.xds.startup_grace_ms, tracer);
     const plane = controlPlane.plane;
     unwatch = watchConfig(config, logger, (next) => {
       const published = plane.setConfig(next);
@@ -105,6 +109,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
       throw err;
     });
     for (const line of describe(mode, config, { xds: controlPlane.port, metrics: metrics.port })) console.log(line);
+    console.log(`  tracing         ${tracing.describe}`);
     return {
       config,
       controlPlane: running,
@@ -113,6 +118,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
         unwatch();
         await metrics.close();
         await running.close();
+        await tracing.shutdown();
       },
     };
   }
@@ -132,7 +138,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger });
   const gatewayMetrics = new GatewayMetrics({ alerts: governed.governance.governor.alerts, ...(governed.limiterStats && { limiter: governed.limiterStats }) });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);
-  let deps: ProcessorDeps = { config, logger, telemetry, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }) };
+  let deps: ProcessorDeps = { config, logger, telemetry, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(tracer && { tracer }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
@@ -145,7 +151,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
   // One /metrics: the gateway's, plus the control plane's when it runs in this process.
   const metrics = await startMetricsServer([gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])], config.listen.metrics_port, config.listen.host);
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe])) console.log(line);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, `  tracing         ${tracing.describe}`])) console.log(line);
   return {
     config,
     extProc,
@@ -159,6 +165,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
       cached.close();
       follower?.close();
       await controlPlane?.close();
+      await tracing.shutdown();
     },
   };
 }

@@ -13,6 +13,10 @@ import type { ModelEntry } from "./registry.ts";
 export interface ChatOutcome {
   status: number;
   completionTokens: number;
+  /** For the request's span (tracing). */
+  promptTokens?: number;
+  confidence?: number;
+  finishReason?: string;
 }
 
 function engineFailure(err: unknown): GatewayError {
@@ -80,7 +84,7 @@ async function completeChat(entry: ModelEntry, req: ChatRequest, params: Params,
   res.writeHead(200, headers);
   res.end(body);
   record(metrics, entry.spec.id, usage, confidence?.score);
-  return { status: 200, completionTokens: usage.completion };
+  return { status: 200, completionTokens: usage.completion, promptTokens: usage.prompt, finishReason: finish, ...(confidence && { confidence: confidence.score }) };
 }
 
 async function streamChat(entry: ModelEntry, req: ChatRequest, params: Params, res: ServerResponse, metrics: AgentMetrics, started: number): Promise<ChatOutcome> {
@@ -121,7 +125,7 @@ async function streamChat(entry: ModelEntry, req: ChatRequest, params: Params, r
   }
   res.end(sseData("[DONE]"));
   record(metrics, entry.spec.id, usage, confidence?.score);
-  return { status: 200, completionTokens: usage.completion };
+  return { status: 200, completionTokens: usage.completion, promptTokens: usage.prompt, finishReason: finish, ...(confidence && { confidence: confidence.score }) };
 }
 
 function record(metrics: AgentMetrics, model: string, usage: { prompt: number; completion: number }, confidence: number | undefined): void {

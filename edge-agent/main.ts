@@ -15,6 +15,7 @@ import { createOllamaEngine } from "./engines/ollama.ts";
 import { createOnnxEngine } from "./engines/onnx.ts";
 import { ModelRegistry, type EngineFactories } from "./registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "./server.ts";
+import { createTracing } from "../extproc/telemetry/tracing.ts";
 
 export const EDGE_AGENT_USAGE = `usage: gearbox edge-agent [--model <gguf|hf:uri|name|onnx>]... [options]
 
@@ -38,6 +39,9 @@ export const EDGE_AGENT_USAGE = `usage: gearbox edge-agent [--model <gguf|hf:uri
                         where Envoy dials this agent (env GEARBOX_EDGE_ADVERTISE, default the
                         first non-internal IPv4 address and --port)
   --agent-id ID         the agent's id in the control plane (default <node>:<port>)
+  --otlp-endpoint URL   export traces (OpenTelemetry, OTLP gRPC) to URL, e.g. http://collector:4317
+                        (env OTEL_EXPORTER_OTLP_ENDPOINT; default: no tracing). A request carrying a
+                        W3C traceparent is traced when its caller sampled it; others all are
 environment: GEARBOX_EDGE_ADMIN_TOKEN protects /admin/models (load/unload at run time)
 `;
 
@@ -118,6 +122,7 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
       node: { type: "string" },
       "advertise-address": { type: "string" },
       "agent-id": { type: "string" },
+      "otlp-endpoint": { type: "string" },
     },
     strict: true,
   });
@@ -139,7 +144,9 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
     console.log(`  model           ${info.id} (${info.engine}) ${info.source}: context ${info.contextLength}, loaded in ${Math.round(entry.loadMs)} ms`);
   }
   const port = positive("port", values.port ?? env.GEARBOX_EDGE_PORT, 8088);
-  const server = await startEdgeAgent({ registry, logger, ...(env.GEARBOX_EDGE_ADMIN_TOKEN ? { adminToken: env.GEARBOX_EDGE_ADMIN_TOKEN } : {}) }, port);
+  const otlpEndpoint = values["otlp-endpoint"] ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined);
+  const tracing = createTracing({ enable: otlpEndpoint !== undefined, endpoint: otlpEndpoint, sample_ratio: 1 }, { defaultServiceName: "gearbox-edge-agent", env });
+  const server = await startEdgeAgent({ registry, logger, ...(env.GEARBOX_EDGE_ADMIN_TOKEN ? { adminToken: env.GEARBOX_EDGE_ADMIN_TOKEN } : {}), ...(tracing.tracer && { tracer: tracing.tracer }) }, port);
   console.log(`gearbox edge-agent: http://0.0.0.0:${server.port} (POST /v1/chat/completions, /v1/embeddings; GET /v1/models, /healthz, /readyz, /metrics; /admin/models)`);
   const controlPlaneAddress = values["control-plane"] ?? env.GEARBOX_XDS_ADDRESS;
   let controlPlane: ControlPlaneClient | undefined;
@@ -157,8 +164,10 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
   } catch (err) {
     await server.close();
     await registry.close();
+    await tracing.shutdown();
     throw err;
   }
+  if (tracing.tracer) console.log(`  tracing         ${tracing.describe}`);
   if (controlPlane) console.log(`  control plane   ${controlPlaneAddress} (models follow its assignment)`);
   else if (models.length === 0) console.log("  no model loaded yet: POST /admin/models to load one (readyz answers 503 until then)");
   return {
@@ -169,6 +178,7 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
       await controlPlane?.close();
       await server.close();
       await registry.close();
+      await tracing.shutdown();
     },
   };
 }

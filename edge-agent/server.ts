@@ -15,6 +15,8 @@ import { handleChat } from "./chat-handler.ts";
 import { EngineError, type EngineKind, type ModelSpec } from "./engines/engine.ts";
 import { AgentMetrics } from "./metrics.ts";
 import type { ModelRegistry } from "./registry.ts";
+import { endAgentSpan, startAgentSpan, type ServedRequest } from "./tracing.ts";
+import type { Tracer } from "@opentelemetry/api";
 
 const MAX_BODY = 4 * 1024 * 1024;
 const ENGINES: readonly EngineKind[] = ["llamacpp", "ollama", "onnx"];
@@ -30,6 +32,8 @@ export interface EdgeAgentOptions {
   logger: Logger;
   /** When set, `/admin/*` requires `authorization: Bearer <token>`. */
   adminToken?: string;
+  /** OpenTelemetry tracer (`--otlp-endpoint`); absent → no spans. */
+  tracer?: Tracer;
 }
 
 function sendJson(res: http.ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
@@ -97,7 +101,7 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
   const metrics = new AgentMetrics();
   for (const info of registry.list()) metrics.loaded.set({ model: info.id, engine: info.engine }, 1);
 
-  async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal): Promise<{ endpoint: string; model: string; status: number }> {
+  async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal): Promise<ServedRequest> {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     const method = req.method ?? "GET";
     if (method === "GET" && path === "/healthz") {
@@ -127,7 +131,7 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       const entry = registry.get(parsed.value.model);
       if (!entry.model.info().capabilities.chat) throw invalidRequest(`Model '${entry.spec.id}' does not chat (it is an embedding model).`, "model", "unsupported_model");
       const outcome = await handleChat(entry, parsed.value, res, signal, metrics, performance.now());
-      return { endpoint: "chat", model: entry.spec.id, status: outcome.status };
+      return { endpoint: "chat", model: entry.spec.id, status: outcome.status, outputTokens: outcome.completionTokens, ...(outcome.promptTokens !== undefined && { inputTokens: outcome.promptTokens }), ...(outcome.confidence !== undefined && { confidence: outcome.confidence }), ...(outcome.finishReason !== undefined && { finishReason: outcome.finishReason }) };
     }
     if (method === "POST" && path === "/v1/embeddings") {
       const parsed = parseOpenAIEmbeddingsRequest(await readJson(req));
@@ -137,19 +141,21 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       if (!entry.model.info().capabilities.embeddings) throw invalidRequest(`Model '${entry.spec.id}' does not embed.`, "model", "unsupported_model");
       if (!request.input.every((i): i is string => typeof i === "string")) throw invalidRequest("Edge embeddings take text input, not token arrays.", "input", "unsupported_parameter");
       const release = await entry.capacity.acquire(signal);
+      let inputTokens: number;
       try {
         const { vectors, promptTokens } = await entry.model.embed(request.input, signal);
+        inputTokens = promptTokens;
         const data = vectors.map((v, index) => ({ index, embedding: request.encodingFormat === "base64" ? float32Base64(v) : v }));
         sendJson(res, 200, toOpenAIEmbeddingsResponse({ model: entry.spec.id, data, usage: { inputTokens: promptTokens, outputTokens: 0, totalTokens: promptTokens } }));
       } finally {
         release();
       }
-      return { endpoint: "embeddings", model: entry.spec.id, status: 200 };
+      return { endpoint: "embeddings", model: entry.spec.id, status: 200, inputTokens };
     }
     throw new GatewayError(404, "invalid_request_error", `Invalid URL (${method} ${path})`, { code: "unknown_url" });
   }
 
-  async function admin(req: http.IncomingMessage, res: http.ServerResponse, path: string, method: string): Promise<{ endpoint: string; model: string; status: number }> {
+  async function admin(req: http.IncomingMessage, res: http.ServerResponse, path: string, method: string): Promise<ServedRequest> {
     if (options.adminToken !== undefined && req.headers.authorization !== `Bearer ${options.adminToken}`) {
       throw new GatewayError(401, "authentication_error", "The admin API needs the agent's admin token.", { code: "unauthorized" });
     }
@@ -176,12 +182,15 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
 
   const server = http.createServer((req, res) => {
     const started = performance.now();
+    const span = startAgentSpan(options.tracer, req);
     const abort = new AbortController();
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
     });
     route(req, res, abort.signal).then(
-      ({ endpoint, model, status }) => {
+      (served) => {
+        const { endpoint, model, status } = served;
+        endAgentSpan(span, served);
         metrics.requests.inc({ endpoint, model, status: String(status) });
         metrics.duration.observe({ endpoint, model }, (performance.now() - started) / 1000);
       },
@@ -190,6 +199,7 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
         if (error instanceof GatewayError && error.code === "edge_saturated") metrics.rejected.inc({ model: "", reason: "saturated" });
         if (!(error instanceof GatewayError)) logger.error({ err }, "edge agent request failed");
         const { status, headers, body } = toErrorResponse(error);
+        endAgentSpan(span, undefined, { status, message: error instanceof Error ? error.message : String(error), ...(error instanceof GatewayError && { code: error.code }) });
         metrics.requests.inc({ endpoint: "error", model: "", status: String(status) });
         if (res.headersSent) {
           res.end();

@@ -27,6 +27,8 @@ import { addEdgeRegistryService } from "./registry/service.ts";
 import { edgeClusters, edgeLoadAssignment, providerCluster, type EdgeEndpoint } from "./resources/envoy.ts";
 import { edgeAssignmentResource, routingPolicyResource } from "./resources/gearbox.ts";
 import { addAdsService, type AdsStats } from "./server/ads.ts";
+import type { Tracer } from "@opentelemetry/api";
+import { recordSpan } from "./tracing.ts";
 
 export const POLICY_NAME = "default";
 const JOIN_DELAY_MS = 20;
@@ -59,6 +61,7 @@ export class ControlPlane {
     config: GatewayConfig,
     private readonly logger: Logger,
     graceMs = config.xds.startup_grace_ms,
+    private readonly tracer?: Tracer,
   ) {
     this.config = config;
     this.registry = new EdgeRegistry({
@@ -111,10 +114,13 @@ export class ControlPlane {
     const snapshot = this.build();
     if (!snapshot.ok) {
       this.logger.error({ errors: snapshot.errors }, "control plane: snapshot refused (inconsistent); subscribers keep the last good one");
+      recordSpan(this.tracer, "gearbox.xds.publish", "internal", () => ({ "xds.published": false }), snapshot.errors.join("; "));
       return snapshot;
     }
     if (this.warming !== undefined) return snapshot;
     this.published = this.cache.setSnapshot(DEFAULT_GROUP, snapshot.value);
+    const published = this.published;
+    recordSpan(this.tracer, "gearbox.xds.publish", "internal", () => ({ "xds.published": true, "xds.version": published.version, "gearbox.edge.agents": this.registry.agents().length }));
     return ok(this.published);
   }
 
@@ -170,11 +176,12 @@ export interface RunningControlPlane {
 }
 
 /** Starts the xDS gRPC server (ADS + edge registry) on `host:port` (0 → a free port). */
-export async function startControlPlane(config: GatewayConfig, logger: Logger, port: number, host = "0.0.0.0", graceMs = config.xds.startup_grace_ms): Promise<RunningControlPlane> {
-  const plane = new ControlPlane(config, logger, graceMs);
+/** `tracer`: spans for registrations, reports, snapshot publications and ADS pushes (`telemetry.tracing`). */
+export async function startControlPlane(config: GatewayConfig, logger: Logger, port: number, host = "0.0.0.0", graceMs = config.xds.startup_grace_ms, tracer?: Tracer): Promise<RunningControlPlane> {
+  const plane = new ControlPlane(config, logger, graceMs, tracer);
   const server = new grpc.Server({ "grpc.keepalive_time_ms": 30_000, "grpc.keepalive_permit_without_calls": 1 });
-  const ads = addAdsService(server, plane.cache, logger);
-  addEdgeRegistryService(server, plane.registry, logger);
+  const ads = addAdsService(server, plane.cache, logger, tracer);
+  addEdgeRegistryService(server, plane.registry, logger, tracer);
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });

@@ -18,6 +18,8 @@ import { planChat } from "../translators/select.ts";
 import { callCloud } from "./cloud-call.ts";
 import type { EdgeAgentRef } from "./edge-agents.ts";
 import { sseFromCompletion } from "./sse-from-completion.ts";
+import type { RequestTrace } from "../telemetry/request-trace.ts";
+import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../telemetry/tracing-attributes.ts";
 
 export interface CascadeEvent {
   edge_model: string;
@@ -50,6 +52,8 @@ export interface CascadeOptions {
   requestId: string;
   /** Why the request went to the edge (`client_hint:edge`, `edge_model`, a policy reason). */
   routeReason: string;
+  /** The request's trace: the edge call's span is ended with the verdict, the upgrade gets its own. */
+  trace?: RequestTrace | undefined;
 }
 
 export class EdgeCascade {
@@ -62,6 +66,11 @@ export class EdgeCascade {
   /** Why the request went to the edge (`client_hint:edge`, `edge_model`, a policy reason, `degraded:<limit>`). */
   get routeReason(): string {
     return this.o.routeReason;
+  }
+
+  /** The model the edge agent runs for this call. */
+  get edgeModel(): string {
+    return this.o.edgeModel;
   }
 
   /** The cloud model a weak answer would be upgraded to; undefined when the answer is final (forced edge). */
@@ -110,6 +119,7 @@ export class EdgeCascade {
       event.edge_output_tokens = edgeUsage.outputTokens;
     }
     const confident = completion !== undefined && scored !== null && scored >= threshold;
+    this.traceEdgeCall(event);
     if (confident || !this.o.upgrade || !this.o.config.route.fallback.enable) {
       if (completion === undefined) return this.answer(this.status, body, "edge", "edge_forced", headers);
       return this.answer(200, this.clientBytes(completion), "edge", confident ? `edge_confident:${scored}>=${threshold}` : `edge_forced:confidence=${scored ?? "none"}`, headers);
@@ -128,9 +138,11 @@ export class EdgeCascade {
     delete request.includeUsage;
     event.cloud_provider = provider.name;
     event.cloud_model = upstreamModel;
+    const trace = this.o.trace;
+    const span = trace?.call(`chat ${upstreamModel}`, { [GEN_AI.operationName]: "chat", [GEN_AI.requestModel]: upstreamModel, [GEN_AI.providerName]: genAiProviderName(provider.kind, provider.name), [HTTP.serverAddress]: provider.baseUrl.hostname, [GEARBOX.upstream]: "cloud", [GEARBOX.upgradeReason]: event.upgrade_reason ?? "" }, trace.current);
     try {
       const plan = planChat("openai", provider, request, { ...this.o.rawRequest, stream: false, model: fallbackModel }, { upstreamModel, forceStreamUsage: false });
-      const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))));
+      const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))), undefined, span?.headers());
       event.cloud_status = answer.status;
       event.cloud_latency_ms = Math.round(answer.latencyMs * 100) / 100;
       if (answer.usage) {
@@ -140,11 +152,31 @@ export class EdgeCascade {
         event.cloud_cost_usd = cost === undefined ? null : roundUsd(cost);
       }
       const completion = answer.status === 200 ? parseJson(answer.bytes) : undefined;
+      span?.end(answer.status >= 400 ? { message: `the cloud answered ${answer.status}`, status: answer.status } : undefined, {
+        [HTTP.status]: answer.status,
+        ...(answer.usage && { [GEN_AI.inputTokens]: answer.usage.inputTokens, [GEN_AI.outputTokens]: answer.usage.outputTokens }),
+        ...(typeof completion?.model === "string" && { [GEN_AI.responseModel]: completion.model }),
+      });
       const bytes = completion ? this.clientBytes(completion) : answer.bytes;
       return this.answer(answer.status, bytes, "cloud", `upgrade:${event.upgrade_reason ?? ""}`, {}, event.upgrade_reason);
     } catch (err) {
-      return this.error(err instanceof GatewayError ? err : new GatewayError(502, "upstream_error", "The cloud upgrade failed.", { cause: err }), event);
+      const failed = err instanceof GatewayError ? err : new GatewayError(502, "upstream_error", "The cloud upgrade failed.", { cause: err });
+      span?.end(failed);
+      return this.error(failed, event);
     }
+  }
+
+  /** Ends the edge call's span (started when the request went out) with what the edge answered. */
+  private traceEdgeCall(event: CascadeEvent): void {
+    const span = this.o.trace?.upstream;
+    if (!span?.recording) return;
+    span.end(event.edge_status >= 400 || event.edge_status === 0 ? { message: `the edge agent answered ${event.edge_status}`, status: event.edge_status } : undefined, {
+      [HTTP.status]: event.edge_status,
+      [GEN_AI.responseModel]: this.o.edgeModel,
+      ...(event.edge_confidence !== null && { [GEARBOX.edgeConfidence]: event.edge_confidence }),
+      ...(event.edge_input_tokens !== undefined && { [GEN_AI.inputTokens]: event.edge_input_tokens }),
+      ...(event.edge_output_tokens !== undefined && { [GEN_AI.outputTokens]: event.edge_output_tokens }),
+    });
   }
 
   /** A complete OpenAI completion in the form the client asked for (JSON or SSE). */
@@ -161,6 +193,7 @@ export class EdgeCascade {
       "x-gearbox-route": route,
       "x-gearbox-reason": `${reason};${this.o.routeReason}`,
       "x-gearbox-request-id": this.o.requestId,
+      ...this.o.trace?.responseHeaders(),
     };
     if (edgeHeaders["x-gearbox-confidence"]) setHeaders["x-gearbox-confidence"] = edgeHeaders["x-gearbox-confidence"];
     if (fallback) setHeaders["x-gearbox-fallback"] = fallback;

@@ -17,10 +17,11 @@ export interface CloudAnswer extends TranslatedResponse {
   latencyMs: number;
 }
 
-export async function callCloud(provider: Provider, plan: CallPlan, clientBody: Buffer, signal?: AbortSignal): Promise<CloudAnswer> {
+/** `traceHeaders`: the upgrade span's `traceparent` (+ `tracestate`), when the request is traced. */
+export async function callCloud(provider: Provider, plan: CallPlan, clientBody: Buffer, signal?: AbortSignal, traceHeaders?: Record<string, string>): Promise<CloudAnswer> {
   const started = performance.now();
   const url = new URL(provider.basePath + plan.upstream.path, provider.baseUrl.origin);
-  const headers = { ...plan.upstream.headers, ...authHeaders(provider), "accept-encoding": "identity" };
+  const headers = { ...plan.upstream.headers, ...authHeaders(provider), "accept-encoding": "identity", ...traceHeaders };
   const timeout = AbortSignal.timeout(provider.timeoutMs);
   const combined = signal ? anySignal(signal, timeout) : timeout;
   try {

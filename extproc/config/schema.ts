@@ -148,6 +148,17 @@ export const routeSchema = z.strictObject({
     .prefault({}),
 });
 
+/** `telemetry.tracing`: one trace per request across ext_proc, the edge agent and the control plane. */
+export const tracingSchema = z.strictObject({
+  enable: z.boolean().default(false),
+  /** OTLP gRPC endpoint; default `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4317`. */
+  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  /** Share of new traces recorded; a request with a `traceparent` follows its sampled flag (parent-based). */
+  sample_ratio: z.number().min(0).max(1).default(1),
+  /** `service.name` of the spans (default `gearbox`). */
+  service_name: z.string().min(1).optional(),
+});
+
 export const configSchema = z.strictObject({
   /** The default provider by name: switching providers is this one line. */
   provider: z.string().min(1).optional(),
@@ -304,6 +315,8 @@ export const configSchema = z.strictObject({
   logging: z
     .strictObject({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
     .prefault({}),
+  /** Traces (OpenTelemetry, OTLP gRPC): see `extproc/telemetry/tracing.ts`. */
+  telemetry: z.strictObject({ tracing: tracingSchema.prefault({}) }).prefault({}),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

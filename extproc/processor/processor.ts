@@ -27,6 +27,9 @@ import type { Caller } from "../governance/model.ts";
 import { requestFingerprint } from "../governance/runaway.ts";
 import { decidePolicy, decideWithPlugins, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
+import type { Tracer } from "@opentelemetry/api";
+import type { RequestTrace } from "../telemetry/request-trace.ts";
+import { endRequestTrace, operationOf, startRequestTrace, traceUpstream, type UpstreamCall } from "../telemetry/request-trace-spans.ts";
 import { logOnly, type Telemetry } from "../telemetry/telemetry.ts";
 import { requestRecord, type Transport } from "./request-record.ts";
 import { isShadowed } from "./shadow.ts";
@@ -62,6 +65,8 @@ export interface ProcessorDeps {
   governance?: Governance;
   /** The exact response cache (`cache.exact`); absent → no caching. */
   cache?: ResponseCache;
+  /** OpenTelemetry tracer (`telemetry.tracing`); absent → no tracing. */
+  tracer?: Tracer;
   /** Where finished requests go (log line, metrics); absent → the log line alone. */
   telemetry?: Telemetry;
 }
@@ -97,6 +102,8 @@ export class RequestProcessor {
   private logged = false;
   /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
   private edgeIntent: string | undefined;
+  /** This request's trace (tracing on). */
+  private trace: RequestTrace | undefined;
   /** The caches' part: lookup, and the answer stored after a miss. */
   private readonly cache: RequestCache;
   /** When the first answer bytes of a stream went towards the client (TTFT). */
@@ -137,6 +144,11 @@ export class RequestProcessor {
     return this.requestId;
   }
 
+  /** The request's W3C trace id, when tracing is on. */
+  get traceId(): string | undefined {
+    return this.trace?.traceId;
+  }
+
   /** Envoy's observability mode: answers are ignored, so the request is only observed (shadowed). */
   observeOnly(): void {
     this.observing = true;
@@ -164,6 +176,7 @@ export class RequestProcessor {
     this.query = q < 0 ? "" : path.slice(q);
     this.requestHeadersSeen = headers;
     this.requestId = headers["x-request-id"] || randomUUID();
+    this.trace = startRequestTrace(this.deps.tracer, headers, this.spec, this.requestId);
     this.shadow = this.shadowFor(undefined);
     const method = headers[":method"] ?? "GET";
     if (method !== this.spec.method) {
@@ -187,7 +200,7 @@ export class RequestProcessor {
   requestBody(body: Buffer): Outcome | Promise<Outcome> {
     this.phase = "response_headers";
     if (!this.spec || (this.shadow && this.logged)) return CONTINUE;
-    if (!this.observing && !this.config.shadow.enable) return this.authenticated(body);
+    if (!this.observing && !this.config.shadow.enable) return this.traced(this.authenticated(body));
     // Shadow mode may apply (known for sure once the caller is): decide, record, let it go on as sent.
     const outcome = this.authenticated(body);
     return outcome instanceof Promise ? outcome.then((o) => this.unlessShadowed(o)) : this.unlessShadowed(outcome);
@@ -205,6 +218,7 @@ export class RequestProcessor {
     if (!governance) return this.parseAndRoute(body);
     // Who is calling comes first: an unknown caller learns nothing about its request's validity.
     const request = { headers: this.requestHeadersSeen, ...(this.client.address !== undefined && { sourceAddress: this.client.address }), ...(this.client.principal !== undefined && { sourcePrincipal: this.client.principal }) };
+    this.trace?.step("gearbox.auth");
     return authenticate(request, governance.auth).then((caller) => {
       if (!caller.ok) return this.reject(caller.errors[0] ?? new GatewayError(401, "authentication_error", "Authentication failed."));
       this.caller = caller.value;
@@ -216,6 +230,7 @@ export class RequestProcessor {
   private parseAndRoute(body: Buffer): Outcome | Promise<Outcome> {
     const spec = this.spec;
     if (!spec) return CONTINUE;
+    this.trace?.step("gearbox.parse");
     if (body.length > this.config.limits.max_request_bytes) return this.reject(this.tooLarge(body.length));
     if (body.length === 0) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
     let text: string;
@@ -243,6 +258,7 @@ export class RequestProcessor {
     const lookup = this.cache.lookup(spec.name, parsed.value, this.caller?.tenant.id ?? "-", this.requestHeadersSeen, this.requestId);
     if (!lookup) return this.decide(parsed.value, json);
     // A hit is answered here: no routing, no admission, nothing upstream.
+    this.trace?.step("gearbox.cache.lookup");
     return lookup.then((hit) => {
       if (!hit) return this.decide(parsed.value, json);
       this.status = 200;
@@ -253,6 +269,7 @@ export class RequestProcessor {
 
   /** The routing decision (policy, edge intent, plugins) for a parsed call, then the route. */
   private decide(parsed: ParsedCall, json: unknown): Outcome | Promise<Outcome> {
+    this.trace?.step("gearbox.decision");
     const plugins = this.plugins;
     const askEdge = this.config.route.edge_intent.enable;
     const input = plugins.length > 0 || askEdge ? this.policyInputIfConsulted(parsed) : undefined;
@@ -260,11 +277,13 @@ export class RequestProcessor {
       // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
       const policy = policyFor(this.config);
       let edgeLabelled = false;
+      const intentSpan = parsed.call.endpoint === "chat" ? this.trace?.phase("gearbox.edge_intent", undefined, this.trace.current) : undefined;
       const refined: Promise<PolicyInput> =
         parsed.call.endpoint !== "chat"
           ? Promise.resolve(input)
           : withEdgeIntent(input, { config: this.config, policy, agents: this.edgeAgents(), messages: parsed.call.request.messages, callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId }).then((o) => {
               this.edgeIntent = o.note;
+              intentSpan?.end(undefined, { "gearbox.edge_intent": o.note ?? "not_asked" });
               edgeLabelled = o.used;
               return o.input;
             });
@@ -291,6 +310,7 @@ export class RequestProcessor {
    * the edge instead (no upgrade: the cloud is what the cap forbids), admitted as an edge call.
    */
   private async admit(governor: Governor, caller: Caller, parsed: ParsedCall, json: JsonObject, routed: Outcome): Promise<Outcome> {
+    this.trace?.step("gearbox.admission");
     const fingerprint = requestFingerprint(caller.tenant.id, JSON.stringify(json));
     // An edge answer that may be upgraded is admitted as a cloud call: the upgrade would cost it.
     const target = this.cascade && this.cascade.upgradeModel === undefined ? "edge" : "cloud";
@@ -321,6 +341,16 @@ export class RequestProcessor {
     const cloud = this.cascade ? (upgrade === undefined ? undefined : resolveProvider(upgrade, this.config.providers)) : undefined;
     const price = this.decision && !this.cascade ? priceOf(this.decision.provider, this.decision.upstreamModel) : cloud?.ok ? priceOf(cloud.value.provider, cloud.value.upstreamModel) : undefined;
     return callEstimate(parsed, price);
+  }
+
+  /** Tracing: the span of the call `outcome` sends upstream (edge or cloud), its `traceparent` on the request. */
+  private traced(outcome: Outcome | Promise<Outcome>): Outcome | Promise<Outcome> {
+    const trace = this.trace;
+    if (!trace) return outcome;
+    const operation = operationOf(this.spec?.name);
+    const describe = (): UpstreamCall | undefined =>
+      this.cascade ? { target: "edge", model: this.cascade.edgeModel } : this.decision ? { target: "cloud", model: this.decision.upstreamModel, provider: this.decision.provider } : undefined;
+    return outcome instanceof Promise ? outcome.then((o) => traceUpstream(trace, o, operation, describe)) : traceUpstream(trace, outcome, operation, describe);
   }
 
   /** Sends a parsed call to the edge (cascade) or to its cloud provider. */
@@ -364,6 +394,7 @@ export class RequestProcessor {
   responseHeaders(headers: Headers, endOfStream: boolean): Outcome {
     this.phase = "response_body";
     if (this.shadow) return CONTINUE;
+    this.trace?.step("gearbox.response");
     if (this.cascade) {
       // The verdict (and every header the client sees) comes with the complete edge answer.
       this.status = Number(headers[":status"] ?? 0);
@@ -378,6 +409,7 @@ export class RequestProcessor {
       "x-gearbox-route": this.decision.target,
       "x-gearbox-reason": this.policy ? `${this.policy.reason};${this.decision.reason}` : this.decision.reason,
       "x-gearbox-request-id": this.requestId,
+      ...this.trace?.responseHeaders(),
       // The caller's own limits (the provider's x-ratelimit-* are about Gearbox's key, not the caller's).
       ...this.ticket?.headers,
     };
@@ -482,7 +514,7 @@ export class RequestProcessor {
     }
     const agent = agents.pick(model, this.requestHeadersSeen["x-gearbox-node"]);
     if (!agent) return undefined;
-    return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason });
+    return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason, trace: this.trace });
   }
 
   /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
@@ -506,7 +538,9 @@ export class RequestProcessor {
 
   private reject(error: GatewayError): Outcome {
     this.finish(error);
-    return { kind: "respond", response: toErrorResponse(error, this.requestId || undefined) };
+    const response = toErrorResponse(error, this.requestId || undefined);
+    if (this.trace) Object.assign(response.headers, this.trace.responseHeaders());
+    return { kind: "respond", response };
   }
 
   /** Books what the call used against the caller's limits (real usage in place of the estimate). */
@@ -527,8 +561,7 @@ export class RequestProcessor {
     this.phase = "done";
     const record = requestRecord({
       requestId: this.requestId,
-      // Tracing puts the request's trace id here once it runs in the processor.
-      traceId: undefined,
+      traceId: this.trace?.traceId,
       transport: this.transport,
       config: this.config,
       caller: this.caller,
@@ -558,5 +591,6 @@ export class RequestProcessor {
       if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
     }
     (this.deps.telemetry ?? logOnly(this.deps.logger)).request(record, this.config);
+    endRequestTrace(this.trace, record, this.parsed, this.decision?.provider, error);
   }
 }

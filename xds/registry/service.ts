@@ -16,6 +16,8 @@ import { edgeRegistryService } from "../protos.ts";
 import { parseHeartbeatModels, parseHello } from "./hello.ts";
 import type { AgentSession, EdgeRegistry, EndReason, SessionLink } from "./registry.ts";
 import type { ConnectRequest, ConnectResponse } from "./wire.ts";
+import type { Tracer } from "@opentelemetry/api";
+import { recordSpan } from "../tracing.ts";
 
 type ConnectCall = grpc.ServerDuplexStream<ConnectRequest, ConnectResponse>;
 
@@ -26,13 +28,13 @@ const END_STATUS: Record<EndReason, grpc.status> = {
 };
 
 /** Adds the edge-registry service to a gRPC server (beside ADS, on the control plane's port). */
-export function addEdgeRegistryService(server: grpc.Server, registry: EdgeRegistry, logger: Logger): void {
+export function addEdgeRegistryService(server: grpc.Server, registry: EdgeRegistry, logger: Logger, tracer?: Tracer): void {
   server.addService(edgeRegistryService().service, {
-    Connect: (call: ConnectCall) => serveConnect(call, registry, logger),
+    Connect: (call: ConnectCall) => serveConnect(call, registry, logger, tracer),
   });
 }
 
-function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger): void {
+function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger, tracer?: Tracer): void {
   const peer = call.getPeer();
   let session: AgentSession | undefined;
   let finished = false;
@@ -46,6 +48,7 @@ function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger)
   };
   const refuse = (details: string): void => {
     logger.warn({ peer, agent_id: session?.agentId, details }, "edge registry stream refused");
+    recordSpan(tracer, "gearbox.edge_registry.refuse", "server", () => ({ "gearbox.edge.peer": peer, "gearbox.edge.agent_id": session?.agentId ?? "" }), details);
     finish(grpc.status.INVALID_ARGUMENT, details);
   };
   const link: SessionLink = {
@@ -71,6 +74,14 @@ function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger)
     if (!parsed.ok) return refuse(`invalid hello: ${parsed.errors.join("; ")}`);
     const value = parsed.value;
     session = registry.connect(value, link);
+    const registered = session;
+    recordSpan(tracer, "gearbox.edge_registry.register", "server", () => ({
+      "gearbox.edge.agent_id": value.agentId,
+      "gearbox.edge.node": value.node,
+      "gearbox.edge.agent": value.address,
+      "gearbox.edge.session": registered.id,
+      "gearbox.edge.acked_version": value.ackedVersion,
+    }));
     if (!finished) logger.info({ peer, agent_id: value.agentId, node: value.node, address: value.address, session_id: session.id, acked_version: value.ackedVersion || undefined }, "edge agent connected");
   };
 
@@ -81,11 +92,19 @@ function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger)
       case "heartbeat": {
         const models = parseHeartbeatModels(request.heartbeat?.models);
         if (!models.ok) return refuse(`invalid heartbeat: ${models.errors.join("; ")}`);
+        const current = session;
+        recordSpan(tracer, "gearbox.edge_registry.report", "server", () => ({
+          "gearbox.edge.agent_id": current.agentId,
+          "gearbox.edge.in_flight": request.heartbeat?.in_flight ?? 0,
+          "gearbox.edge.queued": request.heartbeat?.queued ?? 0,
+          "gearbox.edge.models": models.value.length,
+        }));
         return session.heartbeat({ inFlight: request.heartbeat?.in_flight ?? 0, queued: request.heartbeat?.queued ?? 0 }, models.value);
       }
       case "ack": {
         const outcome = session.answer(request.ack ?? {});
         const fields = { agent_id: session.agentId, session_id: session.id, version: request.ack?.version, nonce: request.ack?.nonce };
+        recordSpan(tracer, "gearbox.edge_registry.ack", "server", () => ({ "gearbox.edge.agent_id": fields.agent_id, "gearbox.edge.assignment_version": fields.version ?? "", "gearbox.edge.ack": outcome.kind }), outcome.kind === "nacked" ? outcome.error : undefined);
         if (outcome.kind === "nacked") logger.warn({ ...fields, error: outcome.error }, "edge agent refused its assignment (NACK)");
         else if (outcome.kind === "acked") logger.info(fields, "edge agent applied its assignment (ACK)");
         else logger.debug(fields, "stale ack ignored");

@@ -13,13 +13,14 @@ import { DeltaStream } from "./delta-stream.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse } from "./messages.ts";
 import { SotwStream } from "./sotw-stream.ts";
 import { createAdsStats, type AdsStats } from "./stats.ts";
+import type { Tracer } from "@opentelemetry/api";
 
 export type { AdsStats } from "./stats.ts";
 
 /** Registers ADS on `server`; returns its live counters. */
-export function addAdsService(server: grpc.Server, cache: SnapshotCache, logger: Logger): AdsStats {
+export function addAdsService(server: grpc.Server, cache: SnapshotCache, logger: Logger, tracer?: Tracer): AdsStats {
   const stats = createAdsStats();
-  const deps = { cache, logger: logger.child({ component: "ads" }), stats };
+  const deps = { cache, logger: logger.child({ component: "ads" }), stats, tracer };
   server.addService(adsService().service, {
     StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => new SotwStream(call, deps, "sotw").start(),
     DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => new DeltaStream(call, deps, "delta").start(),

@@ -9,11 +9,15 @@ import { TYPE_URLS } from "../protos.ts";
 import type { NodeIdentity, SnapshotCache } from "../cache/cache.ts";
 import type { Snapshot } from "../cache/snapshot.ts";
 import type { AdsStats } from "./stats.ts";
+import type { Tracer } from "@opentelemetry/api";
+import { recordSpan } from "../tracing.ts";
 
 export interface StreamDeps {
   cache: SnapshotCache;
   logger: Logger;
   stats: AdsStats;
+  /** Spans for pushes (`telemetry.tracing`); absent → none. */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -81,6 +85,18 @@ export abstract class AdsStream<Req extends { node?: NodeIdentity | null; type_u
     if (this.closed) return;
     this.deps.stats.pushes++;
     this.call.write(response);
+    recordSpan(this.deps.tracer, "gearbox.xds.push", "producer", () => {
+      const r = response as { type_url?: string; version_info?: string; system_version_info?: string; nonce?: string; resources?: unknown[]; removed_resources?: string[] };
+      return {
+        "xds.type_url": r.type_url ?? "",
+        "xds.version": r.version_info ?? r.system_version_info ?? "",
+        "xds.nonce": r.nonce ?? "",
+        "xds.resources": r.resources?.length ?? 0,
+        "xds.removed": r.removed_resources?.length ?? 0,
+        "xds.node": this.node?.id ?? "",
+        "xds.group": this.node?.cluster ?? "",
+      };
+    });
   }
 
   private receive(request: Req): void {
