@@ -63,7 +63,7 @@ const similarity = z.number().gt(0).max(1);
 export const semanticCacheSchema = z.strictObject({
   enable: z.boolean().default(false),
   /** The least cosine similarity of a reusable entry (tuned on the paraphrase bench, `bench/RESULTS.md`). */
-  threshold: similarity.default(0.9),
+  threshold: similarity.default(0.95),
   /** Per-intent and per-tenant thresholds; a tenant's wins over an intent's. */
   thresholds: z
     .strictObject({ intents: z.record(z.string().min(1), similarity).default({}), tenants: z.record(z.string().min(1), similarity).default({}) })

@@ -27,7 +27,7 @@ import type { SemanticStore } from "./semantic-store.ts";
 import type { Verifier } from "./verifier.ts";
 
 /** The shipped default threshold (`cache.semantic.threshold`), picked on the paraphrase bench. */
-export const DEFAULT_SEMANTIC_THRESHOLD = 0.9;
+export const DEFAULT_SEMANTIC_THRESHOLD = 0.95;
 /** Longer questions are not looked up: a pasted document is not a question to paraphrase. */
 export const MAX_QUESTION_CHARS = 2000;
 /** How many nearest entries a lookup checks. */
