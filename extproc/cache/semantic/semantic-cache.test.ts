@@ -1,10 +1,9 @@
 /**
- * The semantic cache's orchestration over a small in-file store (exact cosine, scopes, TTL) and
- * the built-in embedder; verification through a scripted `Verifier`. The real stores run the
- * shared `semantic-store.cases.ts`.
+ * The semantic cache's orchestration over the real memory store and the built-in embedder;
+ * verification through a scripted `Verifier`.
  */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import type { GatewayConfig } from "../../config/load.ts";
 import type { SemanticCacheConfig } from "../../config/schema.ts";
 import { openaiChatEndpoint } from "../../endpoints/openai-chat.ts";
@@ -12,38 +11,29 @@ import type { ParsedCall } from "../../endpoints/spec.ts";
 import { silentLogger } from "../../telemetry/logger.ts";
 import { testConfig } from "../../../test/support/gateway.ts";
 import type { Embedder } from "./embedder.ts";
-import { HASHED_EMBEDDER_NAME, HashedEmbedder } from "./hashed-embedder.ts";
+import { HASHED_DIMENSIONS, HASHED_EMBEDDER_NAME, HashedEmbedder } from "./hashed-embedder.ts";
+import { WorkerIndex } from "./index-client.ts";
+import { MemorySemanticStore } from "./memory-semantic-store.ts";
 import { SemanticCache, semanticUse, type SemanticLookup } from "./semantic-cache.ts";
-import type { SemanticEntry, SemanticMatch, SemanticStore } from "./semantic-store.ts";
+import type { SemanticEntry } from "./semantic-store.ts";
 import type { Verifier, VerifyResult } from "./verifier.ts";
 
-class FakeStore implements SemanticStore {
-  readonly entries: SemanticEntry[] = [];
-  constructor(private readonly now: () => number = Date.now) {}
-  nearest(scope: string, vector: Float32Array, k: number, minSimilarity: number): Promise<SemanticMatch[]> {
-    const matches = this.entries
-      .filter((e) => e.scope === scope && e.expiresAt > this.now())
-      .map((entry) => ({ entry, similarity: entry.vector.reduce((s, x, i) => s + x * (vector[i] ?? 0), 0) }))
-      .filter((m) => m.similarity >= minSimilarity)
-      .sort((a, b) => b.similarity - a.similarity);
-    return Promise.resolve(matches.slice(0, k));
+/** The real memory store (usearch index on a worker thread); `stored` keeps what it was given, for assertions. */
+class TestStore extends MemorySemanticStore {
+  readonly stored: SemanticEntry[] = [];
+  constructor(now: () => number) {
+    super({ index: new WorkerIndex({ dimensions: HASHED_DIMENSIONS, logger: silentLogger() }), maxBytes: 1 << 20, maxEntries: 1000, logger: silentLogger(), now });
   }
-  insert(entry: SemanticEntry): Promise<void> {
-    this.entries.push(entry);
-    return Promise.resolve();
-  }
-  delete(id: string): Promise<void> {
-    const at = this.entries.findIndex((e) => e.id === id);
-    if (at >= 0) this.entries.splice(at, 1);
-    return Promise.resolve();
-  }
-  stats() {
-    return { entries: this.entries.length, bytes: 0 };
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
+  override insert(entry: SemanticEntry): Promise<void> {
+    this.stored.push(entry);
+    return super.insert(entry);
   }
 }
+
+const stores: TestStore[] = [];
+after(async () => {
+  for (const s of stores) await s.close();
+});
 
 const YAML = "cache:\n  semantic:\n    enable: true\n    threshold: 0.5\n    thresholds: { intents: { summarize: 0.8 }, tenants: { acme: 0.95 } }\n";
 
@@ -65,17 +55,18 @@ const COMPLETION = JSON.stringify({ id: "c1", object: "chat.completion", created
 
 function cacheWith(options: Partial<SemanticCacheConfig> = {}, deps: { embedder?: Embedder; verifier?: Verifier; now?: () => number } = {}) {
   const config = testConfig(YAML);
-  const store = new FakeStore(deps.now);
+  const store = new TestStore(deps.now ?? Date.now);
+  stores.push(store);
   const cache = new SemanticCache({ store, embedder: deps.embedder ?? new HashedEmbedder(), config: { ...config.cache.semantic, ...options }, logger: silentLogger(), ...(deps.verifier && { verifier: deps.verifier }), ...(deps.now && { now: deps.now }) });
   return { config, store, cache };
 }
 
 /** Stores `completion` for `question`, waiting for the fire-and-forget insert. */
-async function seed(cache: SemanticCache, store: FakeStore, use: SemanticLookup, completion = COMPLETION): Promise<void> {
-  const before = store.entries.length;
+async function seed(cache: SemanticCache, store: TestStore, use: SemanticLookup, completion = COMPLETION): Promise<void> {
+  const before = store.stats().entries;
   cache.store(use, completion);
-  for (let i = 0; i < 50 && store.entries.length === before; i++) await new Promise((r) => setImmediate(r));
-  assert.equal(store.entries.length, before + 1);
+  for (let i = 0; i < 500 && store.stats().entries === before; i++) await new Promise((r) => setTimeout(r, 2));
+  assert.equal(store.stats().entries, before + 1);
 }
 
 describe("semanticUse: which requests look up, under which scope and threshold", () => {
@@ -129,14 +120,14 @@ describe("SemanticCache", () => {
     await seed(cache, store, lookupOf(config, "What is the weather today?"));
     const hit = await cache.lookup(lookupOf(config, "How is the weather today?"));
     assert.equal(hit?.completion, COMPLETION);
-    assert.equal(hit?.entryId, store.entries[0]?.id);
+    assert.equal(hit?.entryId, store.stored[0]?.id);
     assert.ok(hit !== undefined && hit.similarity >= 0.5 && hit.similarity < 1);
     assert.equal(await cache.lookup(lookupOf(config, "Who wrote War and Peace?")), undefined);
     assert.equal(await cache.lookup(lookupOf(config, "How is the weather today?", {}, "t2")), undefined, "another tenant");
     now += 60_001;
     assert.equal(await cache.lookup(lookupOf(config, "How is the weather today?")), undefined, "expired");
     assert.deepEqual({ hit: cache.stats.hit, miss: cache.stats.miss }, { hit: 1, miss: 3 });
-    assert.equal(store.entries[0]?.expiresAt, 61_000);
+    assert.equal(store.stored[0]?.expiresAt, 61_000);
   });
 
   test("the entity guard and the fingerprint reject near neighbours, and count why", async () => {
@@ -186,7 +177,7 @@ describe("SemanticCache", () => {
     assert.equal(await cache.lookup(lookupOf(config, "What is the weather today?")), undefined);
     cache.store(lookupOf(config, "What is the weather today?"), COMPLETION);
     await new Promise((r) => setImmediate(r));
-    assert.equal(store.entries.length, 0);
+    assert.equal(store.stored.length, 0);
     assert.deepEqual({ miss: cache.stats.miss, embed_error: cache.stats.embed_error }, { miss: 1, embed_error: 2 });
   });
 
@@ -201,7 +192,7 @@ describe("SemanticCache", () => {
     assert.equal(await cache.lookup(use), undefined);
     await seed(cache, store, use);
     assert.equal(calls, 1, "the miss's vector was stored, not embedded again");
-    assert.equal(store.entries[0]?.question, "What is the weather today?");
-    assert.equal(store.entries[0]?.tenant, "t1");
+    assert.equal(store.stored[0]?.question, "What is the weather today?");
+    assert.equal(store.stored[0]?.tenant, "t1");
   });
 });
