@@ -126,12 +126,12 @@ export function semanticStoreCases(name: string, make: (limits?: HarnessLimits) 
   });
 
   withStore("an entry past its expiry is gone, from the store and from the index", async (h) => {
-    const short = entry(h, "s", axis(0), { expiresAt: h.now() + 100 });
+    const short = entry(h, "s", axis(0), { expiresAt: h.now() + 1_000 });
     const long = entry(h, "s", toward(0, 0.8));
     await h.store.insert(short);
     await h.store.insert(long);
     assert.deepEqual(await ids(h.store, "s", axis(0)), [short.id, long.id]);
-    await h.advance(300);
+    await h.advance(1_300);
     assert.deepEqual(await ids(h.store, "s", axis(0)), [long.id]);
     assert.equal(h.index.has(short.id), false);
     assert.deepEqual(h.store.stats(), { entries: 1, bytes: entryBytes(long) });

@@ -1,0 +1,41 @@
+/** For tests: a redis-server of the test's own on a free port, without persistence, that the test stops and restarts. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+
+export class RedisChild {
+  private child: ChildProcess | undefined;
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<RedisChild> {
+    const probe = createServer().listen(0, "127.0.0.1");
+    await once(probe, "listening");
+    const address = probe.address();
+    probe.close();
+    const server = new RedisChild(typeof address === "object" && address ? address.port : 0);
+    await server.up();
+    return server;
+  }
+
+  async up(): Promise<void> {
+    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
+    this.child = child;
+    let out = "";
+    for await (const chunk of child.stdout) {
+      out += String(chunk);
+      if (out.includes("Ready to accept connections")) break;
+    }
+    child.stdout.resume();
+  }
+
+  async down(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    child.kill("SIGKILL");
+    await once(child, "exit");
+  }
+}
