@@ -16,6 +16,8 @@ const RESTART_BACKOFF_MS = 1_000;
 
 export interface WorkerIndexOptions extends VectorIndexOptions {
   logger: Logger;
+  /** Called with the time of each usearch search inside the worker, µs (metrics, the speed bench). */
+  observeSearch?: (micros: number) => void;
 }
 
 type Reply = Exclude<FromWorker, { type: "failed" }>;
@@ -24,6 +26,7 @@ export class WorkerIndex implements VectorIndex {
   readonly dimensions: number;
   private readonly options: Required<VectorIndexOptions>;
   private readonly logger: Logger;
+  private readonly observeSearch: ((micros: number) => void) | undefined;
   private worker: Worker | undefined;
   private readonly ids = new Map<string, { key: number; scope: string }>();
   private readonly byKey = new Map<number, string>();
@@ -41,6 +44,7 @@ export class WorkerIndex implements VectorIndex {
   constructor(options: WorkerIndexOptions) {
     this.dimensions = options.dimensions;
     this.logger = options.logger;
+    this.observeSearch = options.observeSearch;
     this.options = {
       dimensions: options.dimensions,
       quantization: options.quantization ?? "i8",
@@ -88,6 +92,7 @@ export class WorkerIndex implements VectorIndex {
     if (vector.length !== this.dimensions || k < 1) return [];
     const reply = await this.request((id) => ({ type: "search", id, scope, vector, k }));
     if (reply?.type !== "found") return [];
+    this.observeSearch?.(reply.micros);
     const hits: IndexHit[] = [];
     for (let i = 0; i < reply.keys.length; i++) {
       const id = this.byKey.get(reply.keys[i]!);

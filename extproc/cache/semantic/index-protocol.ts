@@ -17,7 +17,8 @@ export type ToWorker =
   | { type: "crash" };
 
 export type FromWorker =
-  | { type: "found"; id: number; keys: number[]; distances: number[] }
+  /** `micros`: the usearch search alone, timed in the worker. */
+  | { type: "found"; id: number; keys: number[]; distances: number[]; micros: number }
   | { type: "synced"; id: number }
   | { type: "stats"; id: number; scopes: number; size: number; capacity: number; compactions: number; heapBytes: number }
   /** A request the worker could not serve (`id`), or a batch op that failed (no `id`). */

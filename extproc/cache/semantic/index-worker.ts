@@ -124,11 +124,13 @@ function apply(ops: IndexOp[], vectors: Float32Array): void {
   }
 }
 
-function search(scope: string, vector: Float32Array, k: number): { keys: number[]; distances: number[] } {
+function search(scope: string, vector: Float32Array, k: number): { keys: number[]; distances: number[]; micros: number } {
   const index = scopes.get(scope)?.index;
-  if (!index || index.size() === 0) return { keys: [], distances: [] };
+  if (!index || index.size() === 0) return { keys: [], distances: [], micros: 0 };
+  const started = performance.now();
   const matches = index.search(vector, Math.min(k, index.size()), 1);
-  return { keys: Array.from(matches.keys, Number), distances: Array.from(matches.distances) };
+  const micros = (performance.now() - started) * 1000;
+  return { keys: Array.from(matches.keys, Number), distances: Array.from(matches.distances), micros };
 }
 
 port.on("message", (message: ToWorker) => {
