@@ -68,8 +68,8 @@ function sinkCost(n: number, rounds: number): Record<Variant, number> {
   const devNull = new Writable({ write: (_c, _e, done) => done() });
   const logger = pino({ level: "info", base: { component: "gearbox" }, timestamp: pino.stdTimeFunctions.isoTime }, devNull);
   const sinks: Record<Variant, Telemetry> = { off: NO_TELEMETRY, log: logOnly(logger), "log+prom": new RequestTelemetry(logger, new GatewayMetrics({}, { defaultMetrics: false })) };
-  const base = { requestId: "r", traceId: undefined, transport: "ext_proc" as const, config, caller: undefined, endpoint: "chat_completions", parsed: undefined, decision: undefined, cascade: undefined, policy: undefined, edgeIntent: undefined, cache: undefined, cacheHit: undefined, status: 200, error: undefined, usage: { inputTokens: 40, outputTokens: 12, totalTokens: 52 }, startedAt: 0, firstByteAt: undefined, now: 12.5, shadow: false };
-  const records: RequestRecord[] = [requestRecord(base), requestRecord({ ...base, cache: "hit", cacheHit: '{"usage":{"prompt_tokens":40,"completion_tokens":12}}' }), requestRecord({ ...base, status: 429 })];
+  const base = { requestId: "r", traceId: undefined, transport: "ext_proc" as const, config, caller: undefined, endpoint: "chat_completions", parsed: undefined, decision: undefined, cascade: undefined, policy: undefined, edgeIntent: undefined, cache: undefined, cacheHit: undefined, cacheLayer: undefined, cacheSimilarity: undefined, status: 200, error: undefined, usage: { inputTokens: 40, outputTokens: 12, totalTokens: 52 }, startedAt: 0, firstByteAt: undefined, now: 12.5, shadow: false };
+  const records: RequestRecord[] = [requestRecord(base), requestRecord({ ...base, cache: "hit", cacheLayer: "exact" as const, cacheHit: '{"usage":{"prompt_tokens":40,"completion_tokens":12}}' }), requestRecord({ ...base, status: 429 })];
   const out: Record<Variant, number[]> = { off: [], log: [], "log+prom": [] };
   for (let round = 0; round < rounds; round++) {
     for (const v of VARIANTS) {

@@ -15,6 +15,8 @@ import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
 import { LiveEdgeAgents } from "../extproc/cascade/edge-agents.ts";
 import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
+import { createSemanticCache, currentEdges } from "../extproc/cache/semantic/create-semantic-cache.ts";
+import { edgeAgentsFor } from "../extproc/processor/config-state.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
@@ -136,9 +138,23 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   // One deps object shared by both servers: following a control plane swaps its config and plugins.
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger });
-  const gatewayMetrics = new GatewayMetrics({ alerts: governed.governance.governor.alerts, ...(governed.limiterStats && { limiter: governed.limiterStats }) });
+  // The semantic cache's embedder and verifier ask the edge agents of the moment (live ones when following a control plane).
+  const semantic = createSemanticCache(config, { logger, edges: currentEdges(() => deps.edgeAgents ?? edgeAgentsFor(deps.config)), ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }) });
+  if (!semantic.ok) {
+    cached.close();
+    await governed.close();
+    await controlPlane?.close();
+    throw new ConfigError(semantic.errors);
+  }
+  const semanticCache = semantic.value.cache;
+  const semanticStore = semantic.value.store;
+  const gatewayMetrics = new GatewayMetrics({
+    alerts: governed.governance.governor.alerts,
+    ...(governed.limiterStats && { limiter: governed.limiterStats }),
+    ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),
+  });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);
-  let deps: ProcessorDeps = { config, logger, telemetry, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(tracer && { tracer }) };
+  let deps: ProcessorDeps = { config, logger, telemetry, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
@@ -151,7 +167,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
   // One /metrics: the gateway's, plus the control plane's when it runs in this process.
   const metrics = await startMetricsServer([gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])], config.listen.metrics_port, config.listen.host);
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, `  tracing         ${tracing.describe}`])) console.log(line);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`])) console.log(line);
   return {
     config,
     extProc,
@@ -163,6 +179,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
       await Promise.all([extProc.drain(), frontDoor.close(), metrics.close()]);
       await governed.close();
       cached.close();
+      await semantic.value.close();
       follower?.close();
       await controlPlane?.close();
       await tracing.shutdown();

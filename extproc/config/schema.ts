@@ -76,10 +76,13 @@ export const semanticCacheSchema = z.strictObject({
       model: z.string().min(1).optional(),
       /** The provider by name (`provider`). */
       provider: z.string().min(1).optional(),
+      /** The model's vector length (`edge`, `provider`): the index is sized before the first answer. */
+      dimensions: z.number().int().min(8).max(8192).optional(),
       timeout_ms: z.number().int().positive().max(10_000).default(200),
     })
     .prefault({})
     .refine((e) => e.kind === "builtin" || e.model !== undefined, { message: "an edge or provider embedder needs a model", path: ["model"] })
+    .refine((e) => e.kind === "builtin" || e.dimensions !== undefined, { message: "an edge or provider embedder needs the model's dimensions", path: ["dimensions"] })
     .refine((e) => e.kind !== "provider" || e.provider !== undefined, { message: "a provider embedder needs a provider", path: ["provider"] }),
   /** Numbers, dates, names, code identifiers… of both questions must agree. */
   entity_guard: z.boolean().default(true),

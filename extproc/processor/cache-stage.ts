@@ -2,7 +2,8 @@
  * The caches' part in one request: the exact cache first, then the semantic cache; a hit is
  * the client's whole answer (no routing, no admission, nothing upstream). After a miss, a
  * complete 200 answer — a JSON body, or a stream reassembled when it ended cleanly — is stored
- * in the caches that missed. Edge-cascade answers are not stored (the caller decides).
+ * in the caches that missed. Edge-cascade answers are not stored (the caller decides). Neither
+ * cache ever fails a request: trouble is a miss.
  */
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
@@ -10,14 +11,20 @@ import type { ErrorResponse } from "../errors.ts";
 import { cacheUse, hitResponse, storeAnswer } from "../cache/exact-cache.ts";
 import type { CacheKey, ResponseCache } from "../cache/response-cache.ts";
 import { StreamAccumulator } from "../cache/stream-accumulator.ts";
+import { semanticUse, type SemanticCache, type SemanticLookup } from "../cache/semantic/semantic-cache.ts";
+import { classifyIntent } from "../routing/intent/classify.ts";
 import type { Headers } from "./outcome.ts";
 
 /** What the caches did for a request, for the request log and metrics. */
 export type CacheResult = "hit" | "miss" | "bypass";
+/** Which cache answered. */
+export type CacheLayer = "exact" | "semantic";
 
 export interface CacheDeps {
   /** The exact response cache (`cache.exact`); absent → no exact caching. */
   cache?: ResponseCache;
+  /** The semantic cache (`cache.semantic`); absent → no semantic caching. */
+  semanticCache?: SemanticCache;
 }
 
 export class RequestCache {
@@ -25,7 +32,12 @@ export class RequestCache {
   result: CacheResult | undefined;
   /** The stored completion a hit answered with (its usage is what the cloud would have billed). */
   hitCompletion: string | undefined;
+  /** The cache that answered a hit. */
+  layer: CacheLayer | undefined;
+  /** A semantic hit's cosine similarity to the stored question. */
+  similarity: number | undefined;
   private exactKey: CacheKey | undefined;
+  private semanticKey: SemanticLookup | undefined;
   private stream: StreamAccumulator | undefined;
 
   constructor(
@@ -42,19 +54,46 @@ export class RequestCache {
    * the immediate response a hit becomes, or `undefined` after a miss (the answer will be stored).
    */
   lookup(endpoint: string, parsed: ParsedCall, tenant: string, headers: Headers, requestId: string): Promise<ErrorResponse | undefined> | undefined {
+    const header = headers["x-gearbox-cache"];
     const cache = this.deps.cache;
-    const use = cache && cacheUse(this.config, endpoint, parsed, tenant, headers["x-gearbox-cache"]);
-    this.result = use?.kind === "lookup" ? "miss" : use?.kind;
-    if (!cache || use?.kind !== "lookup") return undefined;
-    return cache.get(use.key).then((hit) => {
-      if (!hit) {
-        this.exactKey = use.key;
-        return undefined;
+    const exact = cache && cacheUse(this.config, endpoint, parsed, tenant, header);
+    const semantic = this.semanticUse(endpoint, parsed, tenant, header);
+    const uses = [exact?.kind, semantic?.kind];
+    this.result = uses.includes("lookup") ? "miss" : uses.includes("bypass") ? "bypass" : undefined;
+    if (this.result !== "miss") return undefined;
+    const exactLookup = cache && exact?.kind === "lookup" ? cache.get(exact.key) : Promise.resolve(undefined);
+    return exactLookup.then(async (hit) => {
+      if (hit) return this.answer(hit.completion, "exact", parsed, requestId);
+      if (exact?.kind === "lookup") this.exactKey = exact.key;
+      if (!this.deps.semanticCache || semantic?.kind !== "lookup") return undefined;
+      const similar = await this.deps.semanticCache.lookup(semantic);
+      if (similar) {
+        this.similarity = similar.similarity;
+        return this.answer(similar.completion, "semantic", parsed, requestId);
       }
-      this.result = "hit";
-      this.hitCompletion = hit.completion;
-      return hitResponse(hit.completion, parsed, requestId);
+      this.semanticKey = semantic;
+      return undefined;
     });
+  }
+
+  private answer(completion: string, layer: CacheLayer, parsed: ParsedCall, requestId: string): ErrorResponse {
+    this.result = "hit";
+    this.layer = layer;
+    this.hitCompletion = completion;
+    const response = hitResponse(completion, parsed, requestId);
+    if (layer === "semantic") {
+      response.headers["x-gearbox-cache"] = "semantic-hit";
+      response.headers["x-gearbox-cache-similarity"] = (this.similarity ?? 0).toFixed(4);
+    }
+    return response;
+  }
+
+  /** The semantic cache's part, scoped by the request's intent label (the built-in classifier's, never the client's hint). */
+  private semanticUse(endpoint: string, parsed: ParsedCall, tenant: string, header: string | undefined): ReturnType<typeof semanticUse> {
+    const semantic = this.deps.semanticCache;
+    if (!semantic || !this.config.cache.semantic.enable || parsed.call.endpoint !== "chat") return undefined;
+    const intent = classifyIntent(parsed.call.request.messages).intent;
+    return semanticUse(this.config, endpoint, parsed, tenant, intent, header, semantic.embedderName);
   }
 
   /** The answer starts streaming: with something to store, reassemble it. */
@@ -75,9 +114,10 @@ export class RequestCache {
   /** A complete 200 answer (OpenAI chat completion JSON) after a miss. */
   store(completion: string): void {
     if (this.deps.cache && this.exactKey) storeAnswer(this.deps.cache, this.config, this.exactKey, completion);
+    if (this.deps.semanticCache && this.semanticKey) this.deps.semanticCache.store(this.semanticKey, completion);
   }
 
   private get storing(): boolean {
-    return this.exactKey !== undefined;
+    return this.exactKey !== undefined || this.semanticKey !== undefined;
   }
 }

@@ -36,6 +36,7 @@ import { isShadowed } from "./shadow.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import type { ResponseCache } from "../cache/response-cache.ts";
 import { RequestCache } from "./cache-stage.ts";
+import type { SemanticCache } from "../cache/semantic/semantic-cache.ts";
 import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
@@ -63,8 +64,10 @@ export interface ProcessorDeps {
   edgeAgents?: EdgeDirectory;
   /** Who may call and how much: authentication and limits. Absent → neither (embedded tests). */
   governance?: Governance;
-  /** The exact response cache (`cache.exact`); absent → no caching. */
+  /** The exact response cache (`cache.exact`); absent → no exact caching. */
   cache?: ResponseCache;
+  /** The semantic cache (`cache.semantic`); absent → no semantic caching. */
+  semanticCache?: SemanticCache;
   /** OpenTelemetry tracer (`telemetry.tracing`); absent → no tracing. */
   tracer?: Tracer;
   /** Where finished requests go (log line, metrics); absent → the log line alone. */
@@ -263,6 +266,7 @@ export class RequestProcessor {
       if (!hit) return this.decide(parsed.value, json);
       this.status = 200;
       this.finish();
+      if (this.trace) Object.assign(hit.headers, this.trace.responseHeaders());
       return { kind: "respond", response: hit };
     });
   }
@@ -573,6 +577,8 @@ export class RequestProcessor {
       edgeIntent: this.edgeIntent,
       cache: this.cache.result,
       cacheHit: this.cache.hitCompletion,
+      cacheLayer: this.cache.layer,
+      cacheSimilarity: this.cache.similarity,
       status: this.status,
       error,
       usage: this.usage,

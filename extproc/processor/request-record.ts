@@ -39,6 +39,10 @@ export interface RequestRecord {
   policy: string | undefined;
   edge_intent: string | undefined;
   cache: "hit" | "miss" | "bypass" | undefined;
+  /** Which cache answered a hit (`exact`, `semantic`). */
+  cache_layer: "exact" | "semantic" | undefined;
+  /** A semantic hit's cosine similarity to the cached question. */
+  cache_similarity: number | undefined;
   /** The edge answer and its upgrade, when the request went to the edge. */
   cascade: CascadeEvent | undefined;
   provider: string | undefined;
@@ -81,6 +85,8 @@ export interface RecordInput {
   cache: "hit" | "miss" | "bypass" | undefined;
   /** The stored completion a cache hit answered with. */
   cacheHit: string | undefined;
+  cacheLayer: "exact" | "semantic" | undefined;
+  cacheSimilarity: number | undefined;
   status: number;
   error: GatewayError | undefined;
   usage: Usage | undefined;
@@ -120,6 +126,8 @@ export function requestRecord(s: RecordInput): RequestRecord {
       route: undefined,
       reason: undefined,
       cache: undefined,
+      cache_layer: undefined,
+      cache_similarity: undefined,
       cascade: undefined,
       provider: undefined,
       upstream_model: undefined,
@@ -145,6 +153,8 @@ export function requestRecord(s: RecordInput): RequestRecord {
     route,
     reason,
     cache: s.cache,
+    cache_layer: hit ? s.cacheLayer : undefined,
+    cache_similarity: hit && s.cacheSimilarity !== undefined ? Math.round(s.cacheSimilarity * 10_000) / 10_000 : undefined,
     cascade: event,
     provider: s.decision?.provider.name,
     upstream_model: s.decision?.upstreamModel,

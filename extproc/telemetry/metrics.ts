@@ -14,7 +14,13 @@ export interface MetricSources {
   limiter?: { readonly redisHealthy: boolean; readonly fallbackDecisions: number; readonly redisErrors: number };
   /** Cost alert thresholds crossed (`Governor.alerts`). */
   alerts?: { readonly fired: number };
+  /** The semantic cache's running counters (`SemanticCache.stats`) and its store's size. */
+  semantic?: { readonly stats: Readonly<Record<SemanticOutcome, number>>; size(): { entries: number; bytes: number } };
 }
+
+/** The semantic cache's counters exported, each a `reason`/`event` label value. */
+export type SemanticOutcome = "hit" | "miss" | "embed_error" | "guard_rejected" | "intent_rejected" | "fingerprint_rejected" | "verify_rejected" | "stored" | "store_skipped";
+const SEMANTIC_REJECTIONS = ["guard_rejected", "intent_rejected", "fingerprint_rejected", "verify_rejected"] as const;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30];
@@ -69,8 +75,8 @@ export class GatewayMetrics {
   });
   readonly cache = new Counter({
     name: "gearbox_cache_requests_total",
-    help: "Requests the exact cache took part in, by result (hit, miss, bypass).",
-    labelNames: ["endpoint", "result"],
+    help: "Requests the caches took part in, by result (hit, miss, bypass) and the cache that answered a hit (layer: exact, semantic; none otherwise).",
+    labelNames: ["endpoint", "result", "layer"],
     registers: this.r,
   });
   readonly edgeAnswers = new Counter({
@@ -106,7 +112,7 @@ export class GatewayMetrics {
 
   constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
-    const { limiter, alerts } = sources;
+    const { limiter, alerts, semantic } = sources;
     if (limiter) {
       new Gauge({
         name: "gearbox_limiter_redis_healthy",
@@ -118,6 +124,36 @@ export class GatewayMetrics {
       });
       totalFrom(this.r, "gearbox_limiter_local_decisions_total", "Admissions decided by this replica's memory because Redis was down or failing.", () => limiter.fallbackDecisions);
       totalFrom(this.r, "gearbox_limiter_redis_errors_total", "Limiter calls to Redis that failed or timed out.", () => limiter.redisErrors);
+    }
+    if (semantic) {
+      new Counter({
+        name: "gearbox_semantic_cache_rejections_total",
+        help: "Semantic-cache candidates above the similarity threshold that were not reused, by reason (guard: entities differ; intent: both sure intent labels differ; fingerprint: question type differs; verify: the edge model said no or did not answer).",
+        labelNames: ["reason"],
+        registers: this.r,
+        collect() {
+          this.reset();
+          for (const reason of SEMANTIC_REJECTIONS) this.inc({ reason: reason.replace("_rejected", "") }, semantic.stats[reason]);
+        },
+      });
+      totalFrom(this.r, "gearbox_semantic_cache_embed_errors_total", "Semantic-cache lookups that missed because the embedder failed or timed out.", () => semantic.stats.embed_error);
+      totalFrom(this.r, "gearbox_semantic_cache_stored_total", "Answers stored in the semantic cache.", () => semantic.stats.stored);
+      new Gauge({
+        name: "gearbox_semantic_cache_entries",
+        help: "Entries in this replica's semantic-cache index.",
+        registers: this.r,
+        collect() {
+          this.set(semantic.size().entries);
+        },
+      });
+      new Gauge({
+        name: "gearbox_semantic_cache_bytes",
+        help: "Bytes of entries this replica's semantic-cache store holds (in memory: questions, answers, vectors).",
+        registers: this.r,
+        collect() {
+          this.set(semantic.size().bytes);
+        },
+      });
     }
     if (alerts) totalFrom(this.r, "gearbox_cost_alerts_total", "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).", () => alerts.fired);
   }

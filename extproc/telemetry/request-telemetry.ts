@@ -37,7 +37,7 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
   m.requests.inc({ endpoint, route, model: modelLabel(config, r.model), tenant, status: String(r.status) });
   m.duration.observe({ endpoint, route }, r.duration_ms / 1000);
   if (r.ttft_ms !== undefined) m.ttft.observe({ endpoint, route }, r.ttft_ms / 1000);
-  if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache });
+  if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache, layer: r.cache_layer ?? "none" });
   if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
   if (r.degraded !== undefined) m.degraded.inc({ tenant, limit: r.degraded });
   const event = r.cascade;

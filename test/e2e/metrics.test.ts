@@ -181,7 +181,7 @@ test("an edge answer kept: edge share, edge tokens, cloud cost avoided at the fa
   assert.equal(d.get("gearbox_tokens_total", { type: "output", route: "edge", model: "tiny", tenant: "shop" }), usage.completion_tokens);
   assert.equal(round(d.get("gearbox_cloud_cost_avoided_usd_total", { route: "edge", tenant: "shop" })), usd(usage.prompt_tokens, usage.completion_tokens));
   assert.equal(d.sum("gearbox_cloud_cost_usd_total"), 0, "nothing spent on the cloud");
-  assert.equal(d.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "miss" }), 1, "temperature 0: looked up, missed");
+  assert.equal(d.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "miss", layer: "none" }), 1, "temperature 0: looked up, missed");
 });
 
 test("an edge answer upgraded: counted once as cloud, with the upgrade, its reason and its cost", async () => {
@@ -205,7 +205,7 @@ test("an edge answer upgraded: counted once as cloud, with the upgrade, its reas
 test("a cache miss then a hit: the hit is served by the cache and saves its cloud cost", async () => {
   const ask = { ...cloudAsk("cache me"), temperature: 0 };
   const first = await deltas(() => client().chat.completions.create(ask, { headers: { "x-gearbox-route": "cloud" } }));
-  assert.equal(first.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "miss" }), 1);
+  assert.equal(first.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "miss", layer: "none" }), 1);
   assert.equal(first.get("gearbox_requests_total", REQ({ route: "cloud", model: "gpt-4.1-nano", tenant: "shop", status: "200" })), 1);
   let usage: OpenAI.CompletionUsage | undefined;
   const seen = cloud.requests.length;
@@ -216,7 +216,7 @@ test("a cache miss then a hit: the hit is served by the cache and saves its clou
   });
   assert.equal(cloud.requests.length, seen);
   assert.ok(usage);
-  assert.equal(second.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "hit" }), 1);
+  assert.equal(second.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "hit", layer: "exact" }), 1);
   assert.equal(second.get("gearbox_requests_total", REQ({ route: "cache", model: "gpt-4.1-nano", tenant: "shop", status: "200" })), 1);
   assert.equal(round(second.get("gearbox_cloud_cost_avoided_usd_total", { route: "cache", tenant: "shop" })), usd(usage.prompt_tokens, usage.completion_tokens));
   assert.equal(second.sum("gearbox_tokens_total"), 0, "no model ran");

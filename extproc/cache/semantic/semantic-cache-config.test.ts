@@ -35,11 +35,11 @@ test("defaults: off, the tuned threshold, built-in embedder, guard and fingerpri
 test("a full block loads", () => {
   const s = testConfig(
     "cache:\n  semantic:\n    enable: true\n    threshold: 0.8\n    thresholds: { intents: { summarize: 0.9 }, tenants: { acme: 0.95 } }\n" +
-      "    embedder: { kind: edge, model: minilm, timeout_ms: 100 }\n    entity_guard: false\n    fingerprint: false\n" +
+      "    embedder: { kind: edge, model: minilm, dimensions: 384, timeout_ms: 100 }\n    entity_guard: false\n    fingerprint: false\n" +
       "    verify: { enable: true, model: qwen, timeout_ms: 250, min_confidence: 0.8 }\n    ttl_ms: 1000\n    max_bytes: 1000000\n    max_entries: 10\n    max_entry_bytes: 1000\n    index: { quantization: f16, connectivity: 32 }\n",
   ).cache.semantic;
   assert.equal(s.thresholds.tenants.acme, 0.95);
-  assert.deepEqual(s.embedder, { kind: "edge", model: "minilm", timeout_ms: 100 });
+  assert.deepEqual(s.embedder, { kind: "edge", model: "minilm", dimensions: 384, timeout_ms: 100 });
   assert.equal(s.verify.model, "qwen");
   assert.equal(s.index.quantization, "f16");
 });
@@ -51,8 +51,9 @@ test("errors name the bad field", () => {
     ["cache:\n  semantic:\n    thresholds: { intents: { qa: 2 } }\n", /cache\.semantic\.thresholds\.intents\.qa/],
     ["cache:\n  semantic:\n    thresholds: { users: {} }\n", /cache\.semantic\.thresholds.*users/],
     ["cache:\n  semantic:\n    embedder: { kind: bert }\n", /cache\.semantic\.embedder\.kind/],
-    ["cache:\n  semantic:\n    embedder: { kind: edge }\n", /cache\.semantic\.embedder\.model/],
-    ["cache:\n  semantic:\n    embedder: { kind: provider, model: m }\n", /cache\.semantic\.embedder\.provider/],
+    ["cache:\n  semantic:\n    embedder: { kind: edge, dimensions: 64 }\n", /cache\.semantic\.embedder\.model/],
+    ["cache:\n  semantic:\n    embedder: { kind: edge, model: minilm }\n", /cache\.semantic\.embedder\.dimensions/],
+    ["cache:\n  semantic:\n    embedder: { kind: provider, model: m, dimensions: 64 }\n", /cache\.semantic\.embedder\.provider/],
     ["cache:\n  semantic:\n    verify: { min_confidence: 2 }\n", /cache\.semantic\.verify\.min_confidence/],
     ["cache:\n  semantic:\n    verify: { timeout_ms: -1 }\n", /cache\.semantic\.verify\.timeout_ms/],
     ["cache:\n  semantic:\n    index: { quantization: b1 }\n", /cache\.semantic\.index\.quantization/],
@@ -68,12 +69,12 @@ test("errors name the bad field", () => {
 test("the parts from the config: embedders, the verifier, and references that cannot be met", () => {
   const edges = new EdgeAgents(testConfig("").edge);
   assert.ok((createEmbedder(testConfig(""), edges) as { value: unknown }).value instanceof HashedEmbedder);
-  const edge = createEmbedder(testConfig("cache:\n  semantic:\n    embedder: { kind: edge, model: minilm }\n"), edges);
+  const edge = createEmbedder(testConfig("cache:\n  semantic:\n    embedder: { kind: edge, model: minilm, dimensions: 384 }\n"), edges);
   assert.ok(edge.ok && edge.value instanceof EdgeEmbedder && edge.value.name === "edge:minilm");
-  const withProvider = testConfig("providers:\n  - { name: oai, kind: openai, base_url: 'https://api.openai.com/v1' }\ncache:\n  semantic:\n    embedder: { kind: provider, provider: oai, model: text-embedding-3-small }\n");
+  const withProvider = testConfig("providers:\n  - { name: oai, kind: openai, base_url: 'https://api.openai.com/v1' }\ncache:\n  semantic:\n    embedder: { kind: provider, provider: oai, model: text-embedding-3-small, dimensions: 1536 }\n");
   const provider = createEmbedder(withProvider, edges);
   assert.ok(provider.ok && provider.value instanceof ProviderEmbedder);
-  const unknown = createEmbedder(testConfig("cache:\n  semantic:\n    embedder: { kind: provider, provider: nope, model: m }\n"), edges);
+  const unknown = createEmbedder(testConfig("cache:\n  semantic:\n    embedder: { kind: provider, provider: nope, model: m, dimensions: 64 }\n"), edges);
   assert.ok(!unknown.ok && /cache\.semantic\.embedder\.provider/.test(unknown.errors[0] ?? ""));
   assert.deepEqual(createVerifier(testConfig(""), edges), { ok: true, value: undefined });
   const noModel = createVerifier(testConfig("cache:\n  semantic:\n    verify: { enable: true }\n"), edges);

@@ -2,6 +2,8 @@
  * The semantic cache's orchestration over the real memory store and the built-in embedder;
  * verification through a scripted `Verifier`.
  */
+import { intentsConflict } from "./semantic-cache.ts";
+import type { IntentResult } from "../../routing/intent/classify.ts";
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { GatewayConfig } from "../../config/load.ts";
@@ -94,9 +96,9 @@ describe("semanticUse: which requests look up, under which scope and threshold",
     assert.equal(a.question, "What is the weather today?");
     assert.equal(lookupOf(config, "How is the weather today?").scope, a.scope, "another question, same scope");
     assert.equal(lookupOf(config, "What is the weather today?", { stream: true }).scope, a.scope, "stream is not scoped");
+    assert.equal(lookupOf(config, "What is the weather today?", {}, "t1", "chitchat").scope, a.scope, "the intent is a guard, not a scope (labels flip between paraphrases)");
     const differs = [
       lookupOf(config, "What is the weather today?", {}, "t2"),
-      lookupOf(config, "What is the weather today?", {}, "t1", "chitchat"),
       lookupOf(config, "What is the weather today?", { model: "gpt-4o-mini" }),
       lookupOf(config, "What is the weather today?", { max_tokens: 5 }),
       lookupOf(config, "What is the weather today?", { response_format: { type: "json_object" } }),
@@ -195,4 +197,13 @@ describe("SemanticCache", () => {
     assert.equal(store.stored[0]?.question, "What is the weather today?");
     assert.equal(store.stored[0]?.tenant, "t1");
   });
+});
+
+test("intent guard: only two sure, different labels keep questions apart", () => {
+  const r = (intent: IntentResult["intent"], confidence: number, source: IntentResult["source"] = "model"): IntentResult => ({ intent, confidence, source });
+  assert.equal(intentsConflict(r("summarize", 0.9, "keywords"), r("translate", 0.9, "keywords")), true);
+  assert.equal(intentsConflict(r("code_gen", 0.85), r("qa", 0.9)), true);
+  assert.equal(intentsConflict(r("translate", 0.48), r("qa", 0.57)), false, "unsure model labels flip between paraphrases");
+  assert.equal(intentsConflict(r("qa", 0.9), r("unknown", 0.3)), false);
+  assert.equal(intentsConflict(r("qa", 0.9), r("qa", 0.95, "keywords")), false);
 });

@@ -9,8 +9,13 @@
  * longer than `MAX_QUESTION_CHARS`, asking for a repeatable answer (the exact cache's `cacheable`
  * rule) and without tools — a tool call carries the question's arguments verbatim, and a
  * paraphrase's arguments differ. The question is the last user message; everything else that
- * shapes the answer (the exact cache's key fields, earlier turns included), the intent label and
- * the embedder's name make the scope, so entries are only ever matched within a scope.
+ * shapes the answer (the exact cache's key fields, earlier turns included) and the embedder's
+ * name make the scope, so entries are only ever matched within a scope.
+ *
+ * The intent label is a guard, not part of the scope: the classifier's label flips between
+ * paraphrases when it is unsure ("How do I reverse a tuple" → translate@0.48, "How can I…" →
+ * qa@0.57), which as a scope would lose those hits. Two questions whose labels are both sure
+ * (a pattern, a hint, or the model at ≥ `SURE_INTENT`) and differ never share an answer.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { ChatRequest } from "../../canonical/types.ts";
@@ -23,6 +28,7 @@ import { cacheable, canonicalJson } from "../cache-key.ts";
 import type { Embedder } from "./embedder.ts";
 import { entitiesAgree, extractEntities } from "./entity-guard.ts";
 import { fingerprint, fingerprintsAgree } from "./fingerprint.ts";
+import { classifyIntent, type IntentResult } from "../../routing/intent/classify.ts";
 import type { SemanticStore } from "./semantic-store.ts";
 import type { Verifier } from "./verifier.ts";
 
@@ -32,6 +38,8 @@ export const DEFAULT_SEMANTIC_THRESHOLD = 0.95;
 export const MAX_QUESTION_CHARS = 2000;
 /** How many nearest entries a lookup checks. */
 export const NEAREST_K = 4;
+/** The model's confidence at which an intent label is sure enough to keep two questions apart. */
+export const SURE_INTENT = 0.8;
 
 export interface SemanticLookup {
   kind: "lookup";
@@ -65,7 +73,7 @@ export function semanticUse(config: GatewayConfig, endpoint: string, parsed: Par
   for (const [field, value] of Object.entries(request)) if (!NOT_SCOPED.has(field as keyof ChatRequest)) scoped[field] = value;
   scoped.context = request.messages.slice(0, -1);
   if (last.name !== undefined) scoped.name = last.name;
-  const scope = createHash("sha256").update(canonicalJson({ tenant, intent, embedder, request: scoped })).digest("hex");
+  const scope = createHash("sha256").update(canonicalJson({ tenant, embedder, request: scoped })).digest("hex");
   return { kind: "lookup", tenant, scope, question, threshold: thresholdFor(options, tenant, intent) };
 }
 
@@ -86,6 +94,7 @@ export interface SemanticStats {
   miss: number;
   embed_error: number;
   guard_rejected: number;
+  intent_rejected: number;
   fingerprint_rejected: number;
   verify_rejected: number;
   stored: number;
@@ -103,13 +112,18 @@ export interface SemanticCacheDeps {
 }
 
 export class SemanticCache {
-  readonly stats: SemanticStats = { hit: 0, miss: 0, embed_error: 0, guard_rejected: 0, fingerprint_rejected: 0, verify_rejected: 0, stored: 0, store_skipped: 0 };
+  readonly stats: SemanticStats = { hit: 0, miss: 0, embed_error: 0, guard_rejected: 0, intent_rejected: 0, fingerprint_rejected: 0, verify_rejected: 0, stored: 0, store_skipped: 0 };
   /** The question's vector from its lookup, reused when its answer is stored. */
   private readonly vectors = new WeakMap<SemanticLookup, Float32Array>();
   private readonly now: () => number;
 
   constructor(private readonly deps: SemanticCacheDeps) {
     this.now = deps.now ?? Date.now;
+  }
+
+  /** The embedder's name: part of every scope (vectors of two embedders never meet). */
+  get embedderName(): string {
+    return this.deps.embedder.name;
   }
 
   /** The reusable answer for `use`, or `undefined` (a miss, whatever went wrong). */
@@ -123,7 +137,12 @@ export class SemanticCache {
     const { config } = this.deps;
     const entities = config.entity_guard ? extractEntities(use.question) : undefined;
     const print = config.fingerprint ? fingerprint(use.question) : undefined;
+    const intent = matches.length > 0 ? questionIntent(use.question) : undefined;
     for (const { entry, similarity } of matches) {
+      if (intent && intentsConflict(intent, questionIntent(entry.question))) {
+        this.stats.intent_rejected++;
+        continue;
+      }
       if (entities && !entitiesAgree(entities, use.question, extractEntities(entry.question), entry.question).ok) {
         this.stats.guard_rejected++;
         continue;
@@ -183,6 +202,16 @@ export class SemanticCache {
       return undefined;
     }
   }
+}
+
+function questionIntent(question: string): IntentResult {
+  return classifyIntent([{ role: "user", content: question }]);
+}
+
+/** Both labels sure and different: the questions want different kinds of answer. */
+export function intentsConflict(a: IntentResult, b: IntentResult): boolean {
+  const sure = (r: IntentResult) => r.intent !== "unknown" && (r.source !== "model" || r.confidence >= SURE_INTENT);
+  return a.intent !== b.intent && sure(a) && sure(b);
 }
 
 function validCompletion(completion: string, maxBytes: number): boolean {
