@@ -10,16 +10,15 @@ import { endpointFor } from "../endpoints/registry.ts";
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
-import { authHeaders, CLIENT_CREDENTIAL_HEADERS, priceOf, redactKey } from "../providers/provider.ts";
+import { CLIENT_CREDENTIAL_HEADERS } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
 import type { EdgeDirectory } from "../cascade/edge-agents.ts";
-import { decideRoute, parseRouteHint, resolveProvider, type RouteDecision } from "../routing/decide.ts";
+import type { RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../schemas/fields.ts";
 import type { CloudSpend } from "../routing/signals.ts";
 import { edgeAgentsFor, policyFor, PROCESS_CLOUD_SPEND, signalsFor } from "./config-state.ts";
-import { callEstimate, settlementUsage } from "./admission.ts";
+import { routedEstimate, settlementUsage } from "./admission.ts";
 import { withEdgeIntent } from "./edge-intent.ts";
-import { policyInputFor } from "./policy-input.ts";
 import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
 import type { Governor, Ticket } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
@@ -37,13 +36,16 @@ import type { StreamTranslator } from "../translators/translator.ts";
 import type { ResponseCache } from "../cache/response-cache.ts";
 import { RequestCache } from "./cache-stage.ts";
 import type { SemanticCache } from "../cache/semantic/semantic-cache.ts";
-import { CONTINUE, type Headers, type Mutation, type Outcome } from "./outcome.ts";
+import { CONTINUE, type Headers, type Outcome } from "./outcome.ts";
+import { checkHead, parseBody } from "./request-checks.ts";
+import { chooseEdge, policyInputIfConsulted, type EdgeChoiceContext } from "./edge-choice.ts";
+import { cloudRoute } from "./cloud-route.ts";
+import { finalAnswer } from "./final-answer.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
 const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint", "x-gearbox-node", "x-gearbox-intent"];
 /** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
 const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The caller as the transport identifies it. */
 export interface ClientIdentity {
@@ -181,23 +183,8 @@ export class RequestProcessor {
     this.requestId = headers["x-request-id"] || randomUUID();
     this.trace = startRequestTrace(this.deps.tracer, headers, this.spec, this.requestId);
     this.shadow = this.shadowFor(undefined);
-    const method = headers[":method"] ?? "GET";
-    if (method !== this.spec.method) {
-      return this.reject(new GatewayError(405, "invalid_request_error", `Method ${method} is not allowed on ${this.spec.path}; use ${this.spec.method}.`, {
-        code: "method_not_allowed",
-        headers: { allow: this.spec.method },
-      }));
-    }
-    const contentType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    if (contentType !== "application/json") {
-      return this.reject(new GatewayError(415, "invalid_request_error", `Content-Type must be application/json, got '${headers["content-type"] ?? "(none)"}'.`, {
-        code: "unsupported_media_type",
-      }));
-    }
-    const declared = Number(headers["content-length"]);
-    if (declared > this.config.limits.max_request_bytes) return this.reject(this.tooLarge(declared));
-    if (endOfStream) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
-    return CONTINUE;
+    const refused = checkHead(this.spec, headers, endOfStream, this.config.limits.max_request_bytes);
+    return refused ? this.reject(refused) : CONTINUE;
   }
 
   requestBody(body: Buffer): Outcome | Promise<Outcome> {
@@ -234,36 +221,20 @@ export class RequestProcessor {
     const spec = this.spec;
     if (!spec) return CONTINUE;
     this.trace?.step("gearbox.parse");
-    if (body.length > this.config.limits.max_request_bytes) return this.reject(this.tooLarge(body.length));
-    if (body.length === 0) return this.reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
-    let text: string;
-    try {
-      text = UTF8.decode(body);
-    } catch {
-      return this.reject(invalidRequest("The request body is not valid UTF-8.", undefined, "invalid_encoding"));
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      return this.reject(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
-    }
-    const parsed = spec.parse(json);
-    if (!parsed.ok) {
-      const first = parsed.errors[0] ?? { param: "", message: "Invalid request." };
-      return this.reject(invalidRequest(first.message, first.param || undefined, "invalid_request"));
-    }
-    this.parsed = parsed.value;
+    const read = parseBody(spec, body, this.config.limits.max_request_bytes);
+    if (!read.ok) return this.reject(read.errors[0] ?? invalidRequest("Invalid request."));
+    const { parsed: call, json } = read.value;
+    this.parsed = call;
     if (this.caller) {
-      const allowed = checkModel(this.caller, parsed.value.model);
+      const allowed = checkModel(this.caller, call.model);
       if (!allowed.ok) return this.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
     }
-    const lookup = this.cache.lookup(spec.name, parsed.value, this.caller?.tenant.id ?? "-", this.requestHeadersSeen, this.requestId);
-    if (!lookup) return this.decide(parsed.value, json);
+    const lookup = this.cache.lookup(spec.name, call, this.caller?.tenant.id ?? "-", this.requestHeadersSeen, this.requestId);
+    if (!lookup) return this.decide(call, json);
     // A hit is answered here: no routing, no admission, nothing upstream.
     this.trace?.step("gearbox.cache.lookup");
     return lookup.then((hit) => {
-      if (!hit) return this.decide(parsed.value, json);
+      if (!hit) return this.decide(call, json);
       this.status = 200;
       this.finish();
       if (this.trace) Object.assign(hit.headers, this.trace.responseHeaders());
@@ -276,7 +247,7 @@ export class RequestProcessor {
     this.trace?.step("gearbox.decision");
     const plugins = this.plugins;
     const askEdge = this.config.route.edge_intent.enable;
-    const input = plugins.length > 0 || askEdge ? this.policyInputIfConsulted(parsed) : undefined;
+    const input = plugins.length > 0 || askEdge ? policyInputIfConsulted(this.edgeContext(), parsed) : undefined;
     if (input) {
       // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
       const policy = policyFor(this.config);
@@ -339,12 +310,9 @@ export class RequestProcessor {
     return this.reject(decision.error);
   }
 
-  /** Tokens and cost the call may use, for reservations: the cloud (or a possible upgrade) at its list price, a final edge answer free. */
+  /** Tokens and cost the call may use, for reservations (`routedEstimate`). */
   private estimate(parsed: ParsedCall): CallEstimate {
-    const upgrade = this.cascade?.upgradeModel;
-    const cloud = this.cascade ? (upgrade === undefined ? undefined : resolveProvider(upgrade, this.config.providers)) : undefined;
-    const price = this.decision && !this.cascade ? priceOf(this.decision.provider, this.decision.upstreamModel) : cloud?.ok ? priceOf(cloud.value.provider, cloud.value.upstreamModel) : undefined;
-    return callEstimate(parsed, price);
+    return routedEstimate(parsed, this.config.providers, this.decision, this.cascade);
   }
 
   /** Tracing: the span of the call `outcome` sends upstream (edge or cloud), its `traceparent` on the request. */
@@ -365,34 +333,11 @@ export class RequestProcessor {
       this.cascade = edge;
       return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
     }
-    const decision = decideRoute(parsed.model, this.requestHeadersSeen["x-gearbox-route"], this.config.providers);
-    if (!decision.ok) return this.reject(decision.errors[0] ?? new GatewayError(500, "server_error", "No route."));
-    this.decision = decision.value;
-    const { provider, upstreamModel } = decision.value;
-    try {
-      this.plan = parsed.plan(provider, { upstreamModel, forceStreamUsage: true });
-    } catch (err) {
-      if (err instanceof GatewayError) return this.reject(err);
-      throw err;
-    }
-    const upstream = this.plan.upstream;
-    const setHeaders: Headers = {
-      ...upstream.headers,
-      ...authHeaders(provider),
-      ":path": provider.basePath + upstream.path + (upstream.path.includes("?") ? this.query.replace(/^\?/, "&") : this.query),
-      "x-gearbox-upstream": provider.name,
-      "x-gearbox-request-id": this.requestId,
-      // Gearbox reads response bodies (usage, translation): ask for them uncompressed.
-      "accept-encoding": "identity",
-    };
-    // The caller's key is Gearbox's call key: no client credential ever goes upstream.
-    const removeHeaders = [...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS.filter((h) => setHeaders[h] === undefined)];
-    const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };
-    if (upstream.body) {
-      mutation.body = upstream.body;
-      setHeaders["content-length"] = String(upstream.body.length);
-    }
-    return { kind: "continue", mutation };
+    const cloud = cloudRoute(parsed, this.requestHeadersSeen, this.config.providers, this.query, this.requestId, CONTROL_HEADERS);
+    this.decision = cloud.decision;
+    if ("error" in cloud) return this.reject(cloud.error);
+    this.plan = cloud.plan;
+    return { kind: "continue", mutation: cloud.mutation };
   }
 
   responseHeaders(headers: Headers, endOfStream: boolean): Outcome {
@@ -461,22 +406,11 @@ export class RequestProcessor {
       return { kind: "continue", mutation: { body } };
     }
     if (!endOfStream) return CONTINUE;
-    const translated = this.plan.response(this.status, this.responseHeadersSeen, chunk);
-    this.usage = translated.usage;
-    this.finish(translated.error?.error);
-    let body = translated.body;
-    if (translated.error && !translated.error.clientShaped) body = toErrorResponse(translated.error.error, this.requestId).body;
-    if (this.status >= 400 && this.decision) {
-      // Providers quote (masked) keys in auth errors; none reaches the client.
-      const text = (body ?? chunk).toString("utf8");
-      const redacted = redactKey(text, this.decision.provider);
-      if (redacted !== text) body = Buffer.from(redacted);
-    }
-    if (this.status === 200 && !translated.error && (translated.status ?? 200) === 200) this.cache.store((body ?? chunk).toString("utf8"));
-    if (!body) return CONTINUE;
-    const setHeaders: Headers = { "content-type": "application/json", "content-length": String(body.length) };
-    if (translated.status !== undefined && translated.status !== this.status) setHeaders[":status"] = String(translated.status);
-    return { kind: "continue", mutation: { body, setHeaders } };
+    const answer = finalAnswer(this.plan, this.status, this.responseHeadersSeen, chunk, this.decision, this.requestId);
+    this.usage = answer.usage;
+    this.finish(answer.error);
+    if (answer.cacheable !== undefined) this.cache.store(answer.cacheable);
+    return answer.mutation ? { kind: "continue", mutation: answer.mutation } : CONTINUE;
   }
 
   /** The transport gave up on the request (client gone, stream reset, upstream failure). */
@@ -484,60 +418,15 @@ export class RequestProcessor {
     if (this.spec && !this.logged) this.finish(new GatewayError(499, "server_error", reason));
   }
 
-  /**
-   * An edge cascade for this call, when it goes to an edge agent: the client forced the edge
-   * (`x-gearbox-route: edge`: no cloud upgrade), or asked in auto mode for a model an edge agent
-   * serves (upgrade when the answer is weak). Only OpenAI chat calls without tools go to the edge.
-   */
+  /** An edge cascade for this call when it goes to an edge agent (`edge-choice.ts`); the policy's decision is kept for the record. */
   private edgeCascade(parsed: ParsedCall, raw: JsonObject, decided?: PolicyDecision, degraded?: string): EdgeCascade | GatewayError | undefined {
-    const parsedHint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
-    if (!parsedHint.ok) return parsedHint.errors[0];
-    // A client may force a gear only where the policy allows it; a limit that degrades to the edge forces it.
-    const hint = { value: degraded !== undefined ? ("edge" as const) : policyFor(this.config).allowClientRoute ? parsedHint.value : ("auto" as const) };
-    if (hint.value === "cloud" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
-    const req = parsed.call.request;
-    const config = this.config;
-    const agents = this.edgeAgents();
-    const forced = hint.value === "edge";
-    let model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
-    let reason = degraded ?? (forced ? "client_hint:edge" : "edge_model");
-    if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
-      // A cloud model in auto mode: the routing brain may still pick the low gear.
-      const policy = decided ?? decidePolicy(policyInputFor(req, hint.value, config, this.requestHeadersSeen, this.cloudSpend), policyFor(config));
-      this.policy = policy;
-      if (policy.target === "edge") {
-        model = config.edge.default_model;
-        reason = policy.reason;
-      }
-    }
-    if (model === undefined) {
-      return forced ? new GatewayError(503, "server_error", "No edge agent is available for this request; it was not sent to a cloud provider.", { code: "edge_unavailable", headers: { "retry-after": "5" } }) : undefined;
-    }
-    if (req.tools && req.tools.length > 0) {
-      return forced ? invalidRequest("Tool calling is off on edge models; this request cannot stay on the edge.", "tools", "tools_unsupported") : undefined;
-    }
-    const agent = agents.pick(model, this.requestHeadersSeen["x-gearbox-node"]);
-    if (!agent) return undefined;
-    return new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: this.requestId, routeReason: reason, trace: this.trace });
+    const choice = chooseEdge(this.edgeContext(), parsed, raw, decided, degraded);
+    if (choice.policy) this.policy = choice.policy;
+    return choice.error ?? choice.cascade;
   }
 
-  /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
-  private policyInputIfConsulted(parsed: ParsedCall): PolicyInput | undefined {
-    const config = this.config;
-    const hint = parseRouteHint(this.requestHeadersSeen["x-gearbox-route"]);
-    const clientRoute = hint.ok && policyFor(config).allowClientRoute ? hint.value : "auto";
-    if (clientRoute !== "auto" || this.spec?.name !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
-    const agents = this.edgeAgents();
-    const edgeModel = config.edge.default_model;
-    if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
-    return policyInputFor(parsed.call.request, clientRoute, config, this.requestHeadersSeen, this.cloudSpend);
-  }
-
-  private tooLarge(size: number): GatewayError {
-    const max = this.config.limits.max_request_bytes;
-    return new GatewayError(413, "invalid_request_error", `The request body is ${size} bytes; the limit is ${max} bytes.`, {
-      code: "request_too_large",
-    });
+  private edgeContext(): EdgeChoiceContext {
+    return { config: this.config, agents: this.edgeAgents(), headers: this.requestHeadersSeen, endpoint: this.spec?.name, cloudSpend: this.cloudSpend, requestId: this.requestId, trace: this.trace };
   }
 
   private reject(error: GatewayError): Outcome {

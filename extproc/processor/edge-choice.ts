@@ -1,0 +1,83 @@
+/**
+ * Whether a call goes to an edge agent (an `EdgeCascade`), and the routing policy's part in it.
+ * The client forced the edge (`x-gearbox-route: edge`: no cloud upgrade), or asked in auto mode
+ * for a model an edge agent serves (upgrade when the answer is weak), or the policy picked the
+ * low gear for a cloud model; a limit that degrades to the edge forces it. Only OpenAI chat
+ * calls without tools go to the edge.
+ */
+import { EdgeCascade } from "../cascade/cascade.ts";
+import type { EdgeDirectory } from "../cascade/edge-agents.ts";
+import type { GatewayConfig } from "../config/load.ts";
+import type { ParsedCall } from "../endpoints/spec.ts";
+import { GatewayError, invalidRequest } from "../errors.ts";
+import { parseRouteHint } from "../routing/decide.ts";
+import { decidePolicy, type PolicyDecision, type PolicyInput } from "../routing/policy/index.ts";
+import type { CloudSpend } from "../routing/signals.ts";
+import type { JsonObject } from "../schemas/fields.ts";
+import type { RequestTrace } from "../telemetry/request-trace.ts";
+import { policyFor } from "./config-state.ts";
+import type { Headers } from "./outcome.ts";
+import { policyInputFor } from "./policy-input.ts";
+
+/** What the choice reads of the request and the process. */
+export interface EdgeChoiceContext {
+  config: GatewayConfig;
+  agents: EdgeDirectory;
+  headers: Headers;
+  endpoint: string | undefined;
+  cloudSpend: CloudSpend;
+  requestId: string;
+  trace: RequestTrace | undefined;
+}
+
+export interface EdgeChoice {
+  /** The call goes to this edge agent. */
+  cascade?: EdgeCascade;
+  /** The call cannot go where the client forced it. */
+  error?: GatewayError;
+  /** The routing policy's decision, when it was consulted. */
+  policy?: PolicyDecision;
+}
+
+export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: JsonObject, decided?: PolicyDecision, degraded?: string): EdgeChoice {
+  const parsedHint = parseRouteHint(ctx.headers["x-gearbox-route"]);
+  if (!parsedHint.ok) return { ...(parsedHint.errors[0] && { error: parsedHint.errors[0] }) };
+  const { config, agents } = ctx;
+  // A client may force a gear only where the policy allows it; a limit that degrades to the edge forces it.
+  const hint = degraded !== undefined ? ("edge" as const) : policyFor(config).allowClientRoute ? parsedHint.value : ("auto" as const);
+  if (hint === "cloud" || ctx.endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return {};
+  const req = parsed.call.request;
+  const forced = hint === "edge";
+  let model = agents.serves(req.model) ? req.model : forced ? config.edge.default_model : undefined;
+  let reason = degraded ?? (forced ? "client_hint:edge" : "edge_model");
+  let policy: PolicyDecision | undefined;
+  if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
+    // A cloud model in auto mode: the routing brain may still pick the low gear.
+    policy = decided ?? decidePolicy(policyInputFor(req, hint, config, ctx.headers, ctx.cloudSpend), policyFor(config));
+    if (policy.target === "edge") {
+      model = config.edge.default_model;
+      reason = policy.reason;
+    }
+  }
+  const consulted = policy ? { policy } : {};
+  if (model === undefined) {
+    return forced ? { error: new GatewayError(503, "server_error", "No edge agent is available for this request; it was not sent to a cloud provider.", { code: "edge_unavailable", headers: { "retry-after": "5" } }) } : consulted;
+  }
+  if (req.tools && req.tools.length > 0) {
+    return forced ? { error: invalidRequest("Tool calling is off on edge models; this request cannot stay on the edge.", "tools", "tools_unsupported") } : consulted;
+  }
+  const agent = agents.pick(model, ctx.headers["x-gearbox-node"]);
+  if (!agent) return consulted;
+  return { ...consulted, cascade: new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: ctx.requestId, routeReason: reason, trace: ctx.trace }) };
+}
+
+/** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
+export function policyInputIfConsulted(ctx: EdgeChoiceContext, parsed: ParsedCall): PolicyInput | undefined {
+  const { config, agents } = ctx;
+  const hint = parseRouteHint(ctx.headers["x-gearbox-route"]);
+  const clientRoute = hint.ok && policyFor(config).allowClientRoute ? hint.value : "auto";
+  if (clientRoute !== "auto" || ctx.endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
+  const edgeModel = config.edge.default_model;
+  if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
+  return policyInputFor(parsed.call.request, clientRoute, config, ctx.headers, ctx.cloudSpend);
+}

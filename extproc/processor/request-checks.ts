@@ -1,0 +1,62 @@
+/**
+ * What can be refused before the body is read or understood: the method, the content type and
+ * size, and the body itself (UTF-8 JSON the endpoint's schema accepts). Each refusal is the
+ * OpenAI-shaped error the client gets.
+ */
+import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
+import { GatewayError, invalidRequest } from "../errors.ts";
+import { fail, ok, type Result } from "../result.ts";
+import type { Headers } from "./outcome.ts";
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The request head's problem, if any: method, content type, declared size, an empty body. */
+export function checkHead(spec: EndpointSpec, headers: Headers, endOfStream: boolean, maxBytes: number): GatewayError | undefined {
+  const method = headers[":method"] ?? "GET";
+  if (method !== spec.method) {
+    return new GatewayError(405, "invalid_request_error", `Method ${method} is not allowed on ${spec.path}; use ${spec.method}.`, {
+      code: "method_not_allowed",
+      headers: { allow: spec.method },
+    });
+  }
+  const contentType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (contentType !== "application/json") {
+    return new GatewayError(415, "invalid_request_error", `Content-Type must be application/json, got '${headers["content-type"] ?? "(none)"}'.`, { code: "unsupported_media_type" });
+  }
+  const declared = Number(headers["content-length"]);
+  if (declared > maxBytes) return tooLarge(declared, maxBytes);
+  if (endOfStream) return emptyBody();
+  return undefined;
+}
+
+/** The body as the endpoint's call: UTF-8, JSON, within the size limit, valid for its schema. */
+export function parseBody(spec: EndpointSpec, body: Buffer, maxBytes: number): Result<{ parsed: ParsedCall; json: unknown }, GatewayError> {
+  if (body.length > maxBytes) return fail(tooLarge(body.length, maxBytes));
+  if (body.length === 0) return fail(emptyBody());
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    return fail(invalidRequest("The request body is not valid UTF-8.", undefined, "invalid_encoding"));
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return fail(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
+  }
+  const parsed = spec.parse(json);
+  if (!parsed.ok) {
+    const first = parsed.errors[0] ?? { param: "", message: "Invalid request." };
+    return fail(invalidRequest(first.message, first.param || undefined, "invalid_request"));
+  }
+  return ok({ parsed: parsed.value, json });
+}
+
+function tooLarge(size: number, max: number): GatewayError {
+  return new GatewayError(413, "invalid_request_error", `The request body is ${size} bytes; the limit is ${max} bytes.`, { code: "request_too_large" });
+}
+
+function emptyBody(): GatewayError {
+  return invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body");
+}
