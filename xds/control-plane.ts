@@ -15,6 +15,7 @@
  * grace rejoins when it reconnects.
  */
 import * as grpc from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
 import type { GatewayConfig } from "../extproc/config/load.ts";
 import type { Logger } from "../extproc/telemetry/logger.ts";
 import { ok, type Result } from "../extproc/result.ts";
@@ -175,11 +176,17 @@ export interface RunningControlPlane {
   close(): Promise<void>;
 }
 
-/** Starts the xDS gRPC server (ADS + edge registry) on `host:port` (0 → a free port). */
+const ADS_SERVICE = "envoy.service.discovery.v3.AggregatedDiscoveryService";
+const EDGE_REGISTRY_SERVICE = "gearbox.v1.EdgeRegistryService";
+
+/** Starts the xDS gRPC server (ADS + edge registry + grpc.health.v1) on `host:port` (0 → a free port). */
 /** `tracer`: spans for registrations, reports, snapshot publications and ADS pushes (`telemetry.tracing`). */
 export async function startControlPlane(config: GatewayConfig, logger: Logger, port: number, host = "0.0.0.0", graceMs = config.xds.startup_grace_ms, tracer?: Tracer): Promise<RunningControlPlane> {
   const plane = new ControlPlane(config, logger, graceMs, tracer);
   const server = new grpc.Server({ "grpc.keepalive_time_ms": 30_000, "grpc.keepalive_permit_without_calls": 1 });
+  // grpc.health.v1 for Kubernetes' gRPC probes: the whole server and each service it runs.
+  const health = new HealthImplementation({ "": "SERVING", [ADS_SERVICE]: "SERVING", [EDGE_REGISTRY_SERVICE]: "SERVING" });
+  health.addToServer(server);
   const ads = addAdsService(server, plane.cache, logger, tracer);
   addEdgeRegistryService(server, plane.registry, logger, tracer);
   const bound = await new Promise<number>((resolve, reject) => {
@@ -191,6 +198,7 @@ export async function startControlPlane(config: GatewayConfig, logger: Logger, p
     ads,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const service of ["", ADS_SERVICE, EDGE_REGISTRY_SERVICE]) health.setStatus(service, "NOT_SERVING");
         plane.close();
         server.forceShutdown();
         resolve();

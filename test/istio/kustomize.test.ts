@@ -158,7 +158,7 @@ for (const dir of KUSTOMIZATIONS) {
     void it("workloads: contract ports, probes on declared ports, selectors that match, non-root, memory limits", () => {
       const workloads = [...ofKind(docs, "Deployment"), ...ofKind(docs, "DaemonSet")];
       assert.deepEqual(ofKind(docs, "Deployment").map((d) => arr(obj(arr(podSpec(d)["containers"])[0])["args"])[0]).sort(), ["extproc", "xds"]);
-      const contract: Record<string, number[]> = { extproc: [50051, 8080, 8081], xds: [18000], "edge-agent": [8088] };
+      const contract: Record<string, number[]> = { extproc: [50051, 8080, 8081, 9464], xds: [18000, 9464], "edge-agent": [8088] };
       for (const w of workloads) {
         const name = `${w.kind} ${w.metadata.name}`;
         assert.ok(matches(obj(obj(obj(w["spec"])["selector"])["matchLabels"]), podLabels(w)), `${name}: selector`);
