@@ -91,7 +91,7 @@ void describe("compose.yaml", () => {
     assert.deepEqual(obj(service("gearbox")["depends_on"]), { redis: { condition: "service_healthy" } });
     assert.deepEqual(obj(service("gearbox")["build"]), { context: ".", dockerfile: "Dockerfile" });
     assert.deepEqual(obj(service("edge-agent")["build"]), { context: ".", dockerfile: "Dockerfile.edge-agent" });
-    assert.deepEqual(service("gearbox")["ports"], ["8080:8080"]);
+    assert.deepEqual(service("gearbox")["ports"], ["8080:8080", "9464:9464"]);
     assert.deepEqual(service("envoy")["ports"], ["10000:10000"]);
     assert.equal(obj(service("gearbox")["environment"])["REDIS_URL"], "redis://redis:6379");
   });
