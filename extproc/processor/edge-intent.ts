@@ -24,6 +24,8 @@ export interface EdgeIntentContext {
   messages: readonly Message[];
   callerNode?: string;
   requestId: string;
+  /** Trace context for the agent (`traceparent`), when the request is traced. */
+  traceHeaders?: Record<string, string>;
 }
 
 export async function withEdgeIntent(input: PolicyInput, ctx: EdgeIntentContext): Promise<EdgeIntentOutcome> {
@@ -35,7 +37,7 @@ export async function withEdgeIntent(input: PolicyInput, ctx: EdgeIntentContext)
   const model = options.model ?? ctx.config.edge.default_model;
   const agent = model === undefined ? undefined : ctx.agents.pick(model, ctx.callerNode);
   if (model === undefined || agent === undefined) return { input, note: "no_agent", used: false };
-  const result = await classifyOnEdge(ctx.messages, { address: agent.address, model, timeoutMs: options.timeout_ms, requestId: ctx.requestId });
+  const result = await classifyOnEdge(ctx.messages, { address: agent.address, model, timeoutMs: options.timeout_ms, requestId: ctx.requestId, ...(ctx.traceHeaders && { headers: ctx.traceHeaders }) });
   if (result.kind !== "label") return { input, note: result.kind === "failed" ? result.reason : "no_label", used: false };
   const label = `${result.intent}@${result.confidence.toFixed(3)}`;
   if (result.confidence < options.min_confidence) return { input, note: `low_confidence:${label}`, used: false };

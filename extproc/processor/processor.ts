@@ -256,7 +256,7 @@ export class RequestProcessor {
       const refined: Promise<PolicyInput> =
         parsed.call.endpoint !== "chat"
           ? Promise.resolve(input)
-          : withEdgeIntent(input, { config: this.config, policy, agents: this.edgeAgents(), messages: parsed.call.request.messages, callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId }).then((o) => {
+          : withEdgeIntent(input, { config: this.config, policy, agents: this.edgeAgents(), messages: parsed.call.request.messages, callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId, ...(intentSpan && { traceHeaders: intentSpan.headers() }) }).then((o) => {
               this.edgeIntent = o.note;
               intentSpan?.end(undefined, { "gearbox.edge_intent": o.note ?? "not_asked" });
               edgeLabelled = o.used;
