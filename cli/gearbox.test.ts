@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -124,4 +125,17 @@ test("gearbox: unknown command exits 2 with usage", async () => {
   assert.equal(run.code, 2);
   assert.match(run.stderr, /unknown command 'frobnicate'/);
   assert.match(run.stderr, /usage: gearbox/);
+});
+
+test("serve with the metrics port taken exits 1 naming the problem (nothing left listening)", async () => {
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+  const port = (taken.address() as AddressInfo).port;
+  try {
+    const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: String(port) });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, new RegExp(`EADDRINUSE|${port}`));
+  } finally {
+    taken.close();
+  }
 });

@@ -166,7 +166,22 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
   // One /metrics: the gateway's, plus the control plane's when it runs in this process.
-  const metrics = await startMetricsServer([gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])], config.listen.metrics_port, config.listen.host);
+  /** Stops what started before the metrics server (the rest of `stop`). */
+  const stopServing = async (): Promise<void> => {
+    unwatch();
+    await Promise.all([extProc.drain(), frontDoor.close()]);
+    await governed.close();
+    cached.close();
+    await semantic.value.close();
+    follower?.close();
+    await controlPlane?.close();
+    await tracing.shutdown();
+  };
+  const metrics = await startMetricsServer([gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])], config.listen.metrics_port, config.listen.host).catch(async (err: unknown) => {
+    // The metrics port is taken (or refused): nothing started stays behind.
+    await stopServing();
+    throw err;
+  });
   for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`])) console.log(line);
   return {
     config,
@@ -175,14 +190,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     metrics,
     ...(controlPlane && { controlPlane }),
     stop: async () => {
-      unwatch();
-      await Promise.all([extProc.drain(), frontDoor.close(), metrics.close()]);
-      await governed.close();
-      cached.close();
-      await semantic.value.close();
-      follower?.close();
-      await controlPlane?.close();
-      await tracing.shutdown();
+      await Promise.all([metrics.close(), stopServing()]);
     },
   };
 }
