@@ -19,6 +19,8 @@ interface Panel {
   targets?: { expr: string }[];
 }
 
+const SEMANTIC_STATS = { hit: 0, miss: 0, embed_error: 0, guard_rejected: 0, intent_rejected: 0, fingerprint_rejected: 0, verify_rejected: 0, stored: 0, store_skipped: 0 };
+
 const dashboard = JSON.parse(readFileSync(fileURLToPath(new URL("../../istio/dashboards/gearbox.json", import.meta.url)), "utf8")) as { panels: Panel[]; templating: { list: { query?: unknown }[] } };
 
 /** Metric name → label names, for every series the registries expose. */
@@ -47,7 +49,7 @@ const expressions = (): string[] => [
 const isQuery = (q: unknown): q is { query: string } => typeof q === "object" && q !== null && typeof (q as { query?: unknown }).query === "string";
 
 test("every metric and label the dashboard queries exists in the registries", async () => {
-  const known = await knownSeries([new GatewayMetrics({ limiter: { redisHealthy: true, fallbackDecisions: 0, redisErrors: 0 }, alerts: { fired: 0 } }).registry, controlPlaneMetrics({ ads: createAdsStats(), plane: { registry: { agents: () => [] } } })]);
+  const known = await knownSeries([new GatewayMetrics({ limiter: { redisHealthy: true, fallbackDecisions: 0, redisErrors: 0 }, alerts: { fired: 0 }, semantic: { stats: SEMANTIC_STATS, size: () => ({ entries: 0, bytes: 0 }) } }).registry, controlPlaneMetrics({ ads: createAdsStats(), plane: { registry: { agents: () => [] } } })]);
   const exprs = expressions();
   assert.ok(exprs.length >= 20, `${exprs.length} expressions`);
   const used = new Set<string>();
