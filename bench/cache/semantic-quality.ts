@@ -6,7 +6,7 @@
  * Per dataset, one side of every pair goes into one cache scope (identical texts are one entry);
  * the other side is the query. The lookup is the cache's: the k = 4 nearest entries (exact
  * brute-force cosine) at or above the threshold, best first, the first that passes the enabled
- * checks (entity guard, fingerprint) is the hit. A hit on the query's own pair of a positive is
+ * checks (entity guard, intent guard, fingerprint) is the hit. A hit on the query's own pair of a positive is
  * correct; any other hit (a negative pair's text, or another entry) is wrong — conservative: the
  * sets reuse sentences, and another pair's text may be a true paraphrase. Entries whose text is
  * the query's own (case and punctuation aside) are left out of its search: the exact cache
@@ -27,10 +27,13 @@ import { fingerprint, fingerprintsAgree, type Fingerprint } from "../../extproc/
 import { HashedEmbedder } from "../../extproc/cache/semantic/hashed-embedder.ts";
 import { EdgeVerifier } from "../../extproc/cache/semantic/verifier.ts";
 import { loadDatasets, type Dataset } from "./paraphrase-data.ts";
+import { intentsConflict } from "../../extproc/cache/semantic/semantic-cache.ts";
+import { classifyIntent, type IntentResult } from "../../extproc/routing/intent/classify.ts";
 
 const THRESHOLDS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.92, 0.94, 0.95, 0.96, 0.98];
 const K = 4;
-const MODES = ["plain", "guard", "fingerprint", "guard+fingerprint"] as const;
+/** `shipped`: every check the gateway runs by default — entity guard, intent guard, fingerprint. */
+const MODES = ["plain", "guard", "fingerprint", "guard+fingerprint", "shipped"] as const;
 type Mode = (typeof MODES)[number];
 
 const { values: args } = parseArgs({
@@ -54,6 +57,7 @@ interface QueryResult {
   pairSimilarity: number;
   pairGuard: boolean;
   pairPrint: boolean;
+  pairIntent: boolean;
   /** Per mode, the first candidate passing that mode's checks (undefined: none among the k nearest). */
   first: Record<Mode, Candidate | undefined>;
 }
@@ -107,6 +111,7 @@ function evaluate(dataset: Dataset): { results: QueryResult[]; micros: number; e
   });
   const entities: Entities[] = entries.map(extractEntities);
   const prints: Fingerprint[] = entries.map(fingerprint);
+  const intents: IntentResult[] = entries.map((e) => classifyIntent([{ role: "user", content: e }]));
   const results: QueryResult[] = [];
   dataset.pairs.forEach((pair, i) => {
     if (pair.label === undefined) return;
@@ -118,6 +123,8 @@ function evaluate(dataset: Dataset): { results: QueryResult[]; micros: number; e
     const qf = fingerprint(pair.query);
     const guardOk = (c: Candidate) => entitiesAgree(qe, pair.query, entities[c.entry] ?? qe, entries[c.entry] ?? "").ok;
     const printOk = (c: Candidate) => fingerprintsAgree(qf, prints[c.entry] ?? qf).ok;
+    const qi = classifyIntent([{ role: "user", content: pair.query }]);
+    const intentOk = (c: Candidate) => !intentsConflict(qi, intents[c.entry] ?? qi);
     const own = ownOf[i] ?? -1;
     let pairSimilarity = 0;
     for (let d = 0; d < q.length; d++) pairSimilarity += (q[d] ?? 0) * (matrix[own * q.length + d] ?? 0);
@@ -128,11 +135,13 @@ function evaluate(dataset: Dataset): { results: QueryResult[]; micros: number; e
       pairSimilarity,
       pairGuard: guardOk(ownCandidate),
       pairPrint: printOk(ownCandidate),
+      pairIntent: intentOk(ownCandidate),
       first: {
         plain: candidates[0],
         guard: candidates.find(guardOk),
         fingerprint: candidates.find(printOk),
         "guard+fingerprint": candidates.find((c) => guardOk(c) && printOk(c)),
+        shipped: candidates.find((c) => guardOk(c) && intentOk(c) && printOk(c)),
       },
     });
   });
@@ -167,7 +176,7 @@ function pairwise(results: readonly QueryResult[], checks: boolean, threshold: n
   const s: Score = { positives: 0, correct: 0, wrong: 0, wrongOwn: 0 };
   for (const r of results) {
     if (r.positive) s.positives++;
-    if (r.pairSimilarity < threshold || (checks && !(r.pairGuard && r.pairPrint))) continue;
+    if (r.pairSimilarity < threshold || (checks && !(r.pairGuard && r.pairPrint && r.pairIntent))) continue;
     if (r.positive) s.correct++;
     else s.wrong++;
   }
@@ -187,7 +196,7 @@ async function verifiedHits(results: readonly QueryResult[], dataset: Dataset, e
   const limit = Number(args["verify-limit"]);
   let asked = 0;
   for (const [i, r] of results.entries()) {
-    const hit = r.first["guard+fingerprint"];
+    const hit = r.first.shipped;
     if (!hit || hit.similarity < threshold || asked++ >= limit) continue;
     const verdict = await verifier.verify(queries[i]?.query ?? "", entries[hit.entry] ?? "");
     if (verdict.kind === "same") ok.add(i);
@@ -202,19 +211,19 @@ for (const dataset of datasets) {
   const positives = results.filter((r) => r.positive).length;
   console.log(`\n## ${dataset.name}: ${entries.length} entries, ${results.length} queries (${positives} positive), embed ${micros.toFixed(1)} µs/text`);
   console.log(`cells: correct-hit rate on positives / wrong share of all hits`);
-  console.log(`| threshold | ${MODES.join(" | ")} | pairwise plain | pairwise guard+fingerprint |`);
+  console.log(`| threshold | ${MODES.join(" | ")} | pairwise plain | pairwise shipped |`);
   console.log(`|---|${MODES.map(() => "---").join("|")}|---|---|`);
   for (const t of THRESHOLDS) console.log(`| ${t.toFixed(2)} | ${MODES.map((m) => cell(score(results, m, t))).join(" | ")} | ${cell(pairwise(results, false, t))} | ${cell(pairwise(results, true, t))} |`);
   const t = DEFAULT_SEMANTIC_THRESHOLD;
   const plain = score(results, "plain", t);
-  const guarded = score(results, "guard+fingerprint", t);
+  const guarded = score(results, "shipped", t);
   const verified = await verifiedHits(results, dataset, entries, t);
-  const verify = verified ? cell(score(results, "guard+fingerprint", t, verified)) : "not measured (no real model here)";
+  const verify = verified ? cell(score(results, "shipped", t, verified)) : "not measured (no real model here)";
   const own = (x: Score) => (x.wrong === 0 ? "–" : pct(x.wrongOwn, x.wrong));
   summary.push(`| ${dataset.name} | ${positives} / ${results.length - positives} | ${cell(plain)} | ${cell(guarded)} | ${own(guarded)} | ${cell(pairwise(results, false, t))} | ${cell(pairwise(results, true, t))} | ${verify} |`);
 }
 console.log(`\n## At the shipped default threshold ${DEFAULT_SEMANTIC_THRESHOLD}`);
-console.log(`| dataset | positives / negatives | search: plain | search: guard + fingerprint | its wrong hits on the own (negative) pair | pairwise: plain | pairwise: guard + fingerprint | + verification |`);
+console.log(`| dataset | positives / negatives | search: plain | search: shipped checks | its wrong hits on the own (negative) pair | pairwise: plain | pairwise: shipped checks | + verification |`);
 console.log(`|---|---|---|---|---|---|---|---|`);
 for (const line of summary) console.log(line);
 if (args["verify-url"] === undefined) console.log("\nverification: not measured (no real model here); pass --verify-url host:port --verify-model M");
