@@ -110,6 +110,8 @@ export const semanticCacheSchema = z.strictObject({
       quantization: z.enum(["i8", "f16"]).default("i8"),
       /** HNSW graph connectivity (M). */
       connectivity: z.number().int().min(2).max(64).default(16),
+      /** Candidates kept while searching (HNSW ef): recall for latency. */
+      expansion_search: z.number().int().min(8).max(1024).default(64),
     })
     .prefault({}),
 });

@@ -27,7 +27,7 @@ test("defaults: off, the tuned threshold, built-in embedder, guard and fingerpri
   assert.equal(s.entity_guard, true);
   assert.equal(s.fingerprint, true);
   assert.deepEqual(s.verify, { enable: false, timeout_ms: 300, min_confidence: 0.7 });
-  assert.deepEqual(s.index, { quantization: "i8", connectivity: 16 });
+  assert.deepEqual(s.index, { quantization: "i8", connectivity: 16, expansion_search: 64 });
   assert.ok(s.ttl_ms > 0 && s.max_bytes > 0 && s.max_entries > 0 && s.max_entry_bytes > 0);
   assert.equal(testConfig("cache:\n  exact: { enable: true }\n").cache.semantic.enable, false, "the exact cache does not turn it on");
 });
@@ -57,6 +57,7 @@ test("errors name the bad field", () => {
     ["cache:\n  semantic:\n    verify: { min_confidence: 2 }\n", /cache\.semantic\.verify\.min_confidence/],
     ["cache:\n  semantic:\n    verify: { timeout_ms: -1 }\n", /cache\.semantic\.verify\.timeout_ms/],
     ["cache:\n  semantic:\n    index: { quantization: b1 }\n", /cache\.semantic\.index\.quantization/],
+    ["cache:\n  semantic:\n    index: { expansion_search: 4 }\n", /cache\.semantic\.index\.expansion_search/],
     ["cache:\n  semantic:\n    max_entries: 0\n", /cache\.semantic\.max_entries/],
     ["cache:\n  semantic:\n    enabel: true\n", /cache\.semantic.*enabel/],
   ];
