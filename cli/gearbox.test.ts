@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { adsService } from "../xds/protos.ts";
+import { startOpenAIUpstream } from "../test/emulators/openai-upstream.ts";
 
 const BIN = fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url));
 
@@ -137,5 +138,45 @@ test("serve with the metrics port taken exits 1 naming the problem (nothing left
     assert.match(run.stderr, new RegExp(`EADDRINUSE|${port}`));
   } finally {
     taken.close();
+  }
+});
+
+test("gearbox serve with both caches on (a config file): a paraphrase is answered from the semantic cache; SIGTERM stops the index worker too", async () => {
+  const cloud = await startOpenAIUpstream();
+  const dir = freshDir();
+  writeFileSync(
+    path.join(dir, "gearbox.yaml"),
+    `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', auth: none }\ncache:\n  exact: { enable: true }\n  semantic: { enable: true, threshold: 0.8 }\n`,
+  );
+  const routes: string[] = [];
+  try {
+    const run = await gearbox(["serve"], dir, { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" }, (stdout, stop) => {
+      const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
+      const ask = async (question: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "gpt-4o-mini", temperature: 0, messages: [{ role: "user", content: question }] }),
+        });
+        await res.arrayBuffer();
+        routes.push(`${res.status} ${res.headers.get("x-gearbox-route") ?? ""} ${res.headers.get("x-gearbox-cache") ?? ""}`.trim());
+      };
+      (async () => {
+        await ask("How do I reverse a list in Python?");
+        // The answer is stored after the response (fire and forget, through the index worker).
+        for (let i = 0; i < 50 && !routes.at(-1)?.includes("semantic-hit"); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          await ask("How can I reverse a list in Python?");
+        }
+      })()
+        .finally(stop)
+        .catch(() => undefined);
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /semantic cache\s+in memory/);
+    assert.equal(routes[0], "200 cloud");
+    assert.equal(routes.at(-1), "200 cache semantic-hit", routes.join(", "));
+  } finally {
+    await cloud.close();
   }
 });
