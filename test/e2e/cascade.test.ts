@@ -5,22 +5,12 @@
  * cloud. Through the front door and through Envoy (harness) + ext_proc.
  */
 import assert from "node:assert/strict";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import OpenAI from "openai";
-import { createLlamaCppEngine } from "../../edge-agent/engines/llamacpp.ts";
-import { createOllamaEngine } from "../../edge-agent/engines/ollama.ts";
-import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
-import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
-import { ModelRegistry } from "../../edge-agent/registry.ts";
-import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
 import { labellingRequest, parseIntentLabel } from "../../extproc/routing/intent/edge-classifier.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
 import { loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
@@ -29,30 +19,19 @@ const KEY = "sk-cloud-key";
 const CLOUD_TEXT = (loadJsonFixture("vercel-ai/openai/openai-text") as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
 const ASK = { model: "tiny", messages: [{ role: "user" as const, content: "Classify: refund request" }], max_tokens: 8, temperature: 0 };
 
-let llama: Llama;
-let registry: ModelRegistry;
-let agent: EdgeAgentServer;
+let agent: TinyEdgeAgent;
 let cloud: OpenAIUpstream;
 /** The tiny model's confidence on ASK, measured on the agent itself. */
 let edgeConfidence: number;
 
 before(async () => {
-  const file = path.join(await mkdtemp(path.join(tmpdir(), "cascade-")), "tiny.gguf");
-  await writeTinyGguf(file);
-  llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-  registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
-  await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: 512 });
-  agent = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
+  agent = await startTinyEdgeAgent();
   cloud = await startOpenAIUpstream({ apiKey: KEY });
-  const direct = await fetch(`http://127.0.0.1:${agent.port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ASK) });
-  edgeConfidence = Number(direct.headers.get("x-gearbox-confidence"));
-  assert.ok(edgeConfidence > 0 && edgeConfidence < 1, `tiny model confidence ${edgeConfidence}`);
+  edgeConfidence = await confidenceOn(agent, ASK);
 });
 after(async () => {
   await agent.close();
-  await registry.close();
   await cloud.close();
-  await llama.dispose();
 });
 
 function gatewayConfig(threshold: number, agentAddress = `127.0.0.1:${agent.port}`) {

@@ -7,19 +7,9 @@
  * request with its request id, and no prompt text or key anywhere.
  */
 import assert from "node:assert/strict";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, test } from "node:test";
-import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import OpenAI from "openai";
 import { pino } from "pino";
-import { createLlamaCppEngine } from "../../edge-agent/engines/llamacpp.ts";
-import { createOllamaEngine } from "../../edge-agent/engines/ollama.ts";
-import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
-import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
-import { ModelRegistry } from "../../edge-agent/registry.ts";
-import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
 import { MemoryResponseCache } from "../../extproc/cache/memory-response-cache.ts";
 import { createAuthDeps } from "../../extproc/governance/auth.ts";
 import { Governor } from "../../extproc/governance/governor.ts";
@@ -33,6 +23,7 @@ import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { startMetricsServer, type MetricsServer } from "../../extproc/telemetry/metrics-server.ts";
 import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
@@ -44,9 +35,7 @@ const usd = (input: number, output: number) => Math.round(((input * NANO.input +
 /** Every prompt sent carries this, so the logs can be searched for prompt text. */
 const SECRET_PROMPT = "PROMPT-TEXT-zebra-4417";
 
-let llama: Llama;
-let registry: ModelRegistry;
-let agent: EdgeAgentServer;
+let agent: TinyEdgeAgent;
 let cloud: OpenAIUpstream;
 let governor: Governor;
 let extProc: ExtProcServer;
@@ -60,16 +49,9 @@ const EDGE_ASK = { model: "tiny", messages: [{ role: "user" as const, content: `
 const cloudAsk = (n: string) => ({ model: "gpt-4.1-nano", messages: [{ role: "user" as const, content: `${n} ${SECRET_PROMPT}` }], max_tokens: 8 });
 
 before(async () => {
-  const file = path.join(await mkdtemp(path.join(tmpdir(), "metrics-")), "tiny.gguf");
-  await writeTinyGguf(file);
-  llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-  registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
-  await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: 512 });
-  agent = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
+  agent = await startTinyEdgeAgent();
   cloud = await startOpenAIUpstream({ apiKey: KEY });
-  const direct = await fetch(`http://127.0.0.1:${agent.port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(EDGE_ASK) });
-  const confidence = Number(direct.headers.get("x-gearbox-confidence"));
-  assert.ok(confidence > 0 && confidence < 1, `tiny model confidence ${confidence}`);
+  const confidence = await confidenceOn(agent, EDGE_ASK);
   const config = testConfig(
     `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: K, models: [gpt-4.1-nano] }\n` +
       `edge:\n  agents: [{ address: '127.0.0.1:${agent.port}', models: [tiny] }]\n  default_model: tiny\n  fallback_model: gpt-4.1-nano\n` +
@@ -112,9 +94,7 @@ after(async () => {
   await metricsServer.close();
   governor.close();
   await agent.close();
-  await registry.close();
   await cloud.close();
-  await llama.dispose();
 });
 
 const client = (tenant = "shop") => new OpenAI({ baseURL: `${envoy.url}/v1`, apiKey: keys[tenant] ?? "", maxRetries: 0 });

@@ -8,25 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import OpenAI from "openai";
 import { pino } from "pino";
-import { createLlamaCppEngine } from "../../edge-agent/engines/llamacpp.ts";
-import { createOllamaEngine } from "../../edge-agent/engines/ollama.ts";
-import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
-import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
-import { ModelRegistry } from "../../edge-agent/registry.ts";
-import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
 import { startExtProcServer } from "../../extproc/grpc/server.ts";
 import { startFrontDoor } from "../../extproc/http/front-door.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
 import { createTracing, type Tracing } from "../../extproc/telemetry/tracing.ts";
 import { loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
 import { startEnvoy } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
@@ -37,9 +27,7 @@ const CLOUD_TEXT = (loadJsonFixture("vercel-ai/openai/openai-text") as { choices
 const ASK = { model: "tiny", messages: [{ role: "user" as const, content: "Classify: refund request" }], max_tokens: 8, temperature: 0 };
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
 
-let llama: Llama;
-let registry: ModelRegistry;
-let agent: EdgeAgentServer;
+let agent: TinyEdgeAgent;
 let agentTracing: Tracing;
 let cloud: OpenAIUpstream;
 let receiver: OtlpReceiver;
@@ -47,25 +35,16 @@ let edgeConfidence: number;
 
 before(async () => {
   receiver = await startOtlpReceiver();
-  const file = path.join(await mkdtemp(path.join(tmpdir(), "tracing-")), "tiny.gguf");
-  await writeTinyGguf(file);
-  llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-  registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
-  await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: 512 });
   // The agent's own tracing, as `gearbox edge-agent --otlp-endpoint` sets it up.
   agentTracing = createTracing({ enable: true, endpoint: receiver.endpoint, sample_ratio: 1 }, { defaultServiceName: "gearbox-edge-agent" });
-  agent = await startEdgeAgent({ registry, logger: silentLogger(), ...(agentTracing.tracer && { tracer: agentTracing.tracer }) }, 0, "127.0.0.1");
+  agent = await startTinyEdgeAgent(agentTracing.tracer ? { tracer: agentTracing.tracer } : {});
   cloud = await startOpenAIUpstream({ apiKey: KEY });
-  const direct = await fetch(`http://127.0.0.1:${agent.port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ASK) });
-  edgeConfidence = Number(direct.headers.get("x-gearbox-confidence"));
-  assert.ok(edgeConfidence > 0 && edgeConfidence < 1, `tiny model confidence ${edgeConfidence}`);
+  edgeConfidence = await confidenceOn(agent, ASK);
 });
 after(async () => {
   await agent.close();
   await agentTracing.shutdown();
-  await registry.close();
   await cloud.close();
-  await llama.dispose();
   await receiver.close();
 });
 

@@ -4,25 +4,15 @@
  * OpenAI emulator (synthesized vectors, auth checked); bad answers and timeouts from a local
  * stand-in.
  */
+import { startTinyEdgeAgent, type TinyEdgeAgent } from "../../../test/support/tiny-edge-agent.ts";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { mkdtemp } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
-import { createLlamaCppEngine } from "../../../edge-agent/engines/llamacpp.ts";
-import { createOllamaEngine } from "../../../edge-agent/engines/ollama.ts";
-import { createOnnxEngine } from "../../../edge-agent/engines/onnx.ts";
-import { writeTinyGguf } from "../../../edge-agent/model/tiny-gguf.ts";
-import { ModelRegistry } from "../../../edge-agent/registry.ts";
-import { startEdgeAgent, type EdgeAgentServer } from "../../../edge-agent/server.ts";
 import { embeddingVector } from "../../../test/emulators/embeddings.ts";
 import { startOpenAIUpstream } from "../../../test/emulators/openai-upstream.ts";
 import { testConfig } from "../../../test/support/gateway.ts";
 import { EdgeAgents } from "../../cascade/edge-agents.ts";
-import { silentLogger } from "../../telemetry/logger.ts";
 import { EdgeEmbedder } from "./edge-embedder.ts";
 import { EmbeddingError, type EmbeddingErrorCode } from "./embedder-http.ts";
 import { ProviderEmbedder } from "./provider-embedder.ts";
@@ -38,21 +28,12 @@ async function rejectsWith(promise: Promise<unknown>, code: EmbeddingErrorCode):
 }
 
 describe("edge embedder on the real edge agent", () => {
-  let llama: Llama;
-  let registry: ModelRegistry;
-  let agent: EdgeAgentServer;
+  let agent: TinyEdgeAgent;
   before(async () => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "edge-embedder-")), "tiny.gguf");
-    await writeTinyGguf(file);
-    llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-    registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
-    await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: 512 });
-    agent = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
+    agent = await startTinyEdgeAgent({ contextLength: 512 });
   });
   after(async () => {
     await agent.close();
-    await registry.close();
-    await llama.dispose();
   });
 
   test("unit-length vectors, one per text, in order, deterministic; the length is learnt", async () => {

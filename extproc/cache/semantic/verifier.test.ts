@@ -4,43 +4,24 @@
  * model's random weights never judge paraphrases, so yes / no / garbage / slow answers come from
  * a local stand-in that answers as the agent does.
  */
+import { startTinyEdgeAgent, type TinyEdgeAgent } from "../../../test/support/tiny-edge-agent.ts";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { mkdtemp } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
-import { createLlamaCppEngine } from "../../../edge-agent/engines/llamacpp.ts";
-import { createOllamaEngine } from "../../../edge-agent/engines/ollama.ts";
-import { createOnnxEngine } from "../../../edge-agent/engines/onnx.ts";
-import { writeTinyGguf } from "../../../edge-agent/model/tiny-gguf.ts";
-import { ModelRegistry } from "../../../edge-agent/registry.ts";
-import { startEdgeAgent, type EdgeAgentServer } from "../../../edge-agent/server.ts";
 import { testConfig } from "../../../test/support/gateway.ts";
 import { EdgeAgents } from "../../cascade/edge-agents.ts";
-import { silentLogger } from "../../telemetry/logger.ts";
 import { EdgeVerifier, readVerdict, verificationRequest } from "./verifier.ts";
 
 const agents = (address: string) => new EdgeAgents(testConfig(`edge:\n  agents: [{ address: '${address}', models: [tiny] }]\n`).edge);
 
 describe("verification on the real edge agent", () => {
-  let llama: Llama;
-  let registry: ModelRegistry;
-  let agent: EdgeAgentServer;
+  let agent: TinyEdgeAgent;
   before(async () => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "verifier-")), "tiny.gguf");
-    await writeTinyGguf(file);
-    llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-    registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
-    await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: 1024 });
-    agent = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
+    agent = await startTinyEdgeAgent({ contextLength: 1024 });
   });
   after(async () => {
     await agent.close();
-    await registry.close();
-    await llama.dispose();
   });
 
   test("the agent takes the request: one token with its top logprobs, read as the verifier reads it", async () => {
