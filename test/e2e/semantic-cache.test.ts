@@ -15,7 +15,7 @@ import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
 import { createSemanticCache } from "../../extproc/cache/semantic/create-semantic-cache.ts";
 import type { SemanticCache } from "../../extproc/cache/semantic/semantic-cache.ts";
-import { RedisChild } from "../../extproc/cache/semantic/store-redis-child.ts";
+import { RedisChild } from "../support/redis-child.ts";
 import type { GatewayConfig } from "../../extproc/config/load.ts";
 import { createAuthDeps } from "../../extproc/governance/auth.ts";
 import { Governor } from "../../extproc/governance/governor.ts";
@@ -233,7 +233,7 @@ describe("semantic cache on Redis that goes away", () => {
   });
   after(async () => {
     await gateway.close();
-    await redis.down();
+    await redis.down("SIGKILL");
     await cloud.close();
   });
 
@@ -244,7 +244,7 @@ describe("semantic cache on Redis that goes away", () => {
     const hit = await client.chat.completions.create(question("How can I merge two dicts in Python?")).withResponse();
     assert.equal(hit.response.headers.get("x-gearbox-route"), "cache");
 
-    await redis.down();
+    await redis.down("SIGKILL");
     const down = await client.chat.completions.create(question("How can I merge two dicts in Python?")).withResponse();
     assert.equal(down.response.status, 200);
     assert.equal(down.response.headers.get("x-gearbox-route"), "cloud", "Redis down: a miss, answered upstream");

@@ -8,9 +8,6 @@
  * the server time of its script, and admissions are counted per full one-second window.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -24,6 +21,7 @@ import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { connectRedis, redisReady, type Redis } from "../../extproc/store/redis.ts";
 import { RedisLimiter } from "../../extproc/store/redis-limiter.ts";
 import { testRedis, type TestRedis } from "../../extproc/store/test-redis.ts";
+import { RedisChild } from "../support/redis-child.ts";
 import { silentLogger } from "../../extproc/telemetry/logger.ts";
 
 const RUNAWAY = { enable: true, window_ms: 10_000, max_identical: 3 };
@@ -136,45 +134,6 @@ test("runaway: 30,000 identical requests reach the upstream at most 30 times, an
   assert.equal(upstreamCalls + refused, 30_000);
   assert.ok(Math.abs(recordedUsd - upstreamCalls * callCost) < 1e-6 && recordedUsd <= 30 * callCost, `$${recordedUsd} recorded`);
 });
-
-/** A redis-server of the test's own, on a free port, without persistence. */
-class RedisChild {
-  private child: ChildProcess | undefined;
-  constructor(readonly port: number) {}
-
-  static async start(): Promise<RedisChild> {
-    const probe = createServer().listen(0, "127.0.0.1");
-    await once(probe, "listening");
-    const address = probe.address();
-    probe.close();
-    const server = new RedisChild(typeof address === "object" && address ? address.port : 0);
-    await server.up();
-    return server;
-  }
-
-  async up(): Promise<void> {
-    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
-    this.child = child;
-    let out = "";
-    for await (const chunk of child.stdout) {
-      out += String(chunk);
-      if (out.includes("Ready to accept connections")) break;
-    }
-    child.stdout.resume();
-  }
-
-  async down(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    child.kill("SIGCONT");
-    child.kill("SIGTERM");
-    await once(child, "exit");
-  }
-
-  signal(signal: "SIGSTOP" | "SIGCONT"): void {
-    this.child?.kill(signal);
-  }
-}
 
 test("failover: Redis stopped, frozen and restarted; every request is still decided, local limits hold meanwhile", async (t) => {
   const server = await RedisChild.start();

@@ -13,7 +13,7 @@ import { silentLogger } from "../../telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
 import { RedisSemanticStore } from "./redis-semantic-store.ts";
 import { DIMENSIONS, axis, entry, eventually, semanticStoreCases, toward, type SemanticStoreHarness } from "./semantic-store.cases.ts";
-import { RedisChild } from "./store-redis-child.ts";
+import { RedisChild } from "../../../test/support/redis-child.ts";
 
 const URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const clock = { now: () => Date.now() };
@@ -139,7 +139,7 @@ test("redis killed and restarted: no match and dropped writes meanwhile, never a
     await s.store.insert(before);
     assert.deepEqual(await ids(s.store, "s", axis(1)), [before.id]);
 
-    await server.down();
+    await server.down("SIGKILL");
     assert.deepEqual(await ids(s.store, "s", axis(1)), [], "Redis down: no match");
     await s.store.insert(entry(clock, "s", axis(3)));
     await s.store.delete(before.id);
@@ -170,6 +170,6 @@ test("redis killed and restarted: no match and dropped writes meanwhile, never a
     await s.store.close();
     redis.disconnect();
     other?.disconnect();
-    await server.down();
+    await server.down("SIGKILL");
   }
 });

@@ -1,4 +1,4 @@
-/** For tests: a redis-server of the test's own on a free port, without persistence, that the test stops and restarts. */
+/** For tests: a redis-server of the test's own on a free port, without persistence, that the test stops, freezes and restarts. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
@@ -21,6 +21,7 @@ export class RedisChild {
     return server;
   }
 
+  /** Starts (or restarts) the server on the same port: empty, since nothing is persisted. */
   async up(): Promise<void> {
     const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
     this.child = child;
@@ -32,10 +33,17 @@ export class RedisChild {
     child.stdout.resume();
   }
 
-  async down(): Promise<void> {
+  /** Stops the server: `SIGTERM` shuts it down, `SIGKILL` is a crash. A frozen server is woken first. */
+  async down(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null) return;
-    child.kill("SIGKILL");
+    child.kill("SIGCONT");
+    child.kill(signal);
     await once(child, "exit");
+  }
+
+  /** Freezes (`SIGSTOP`) or wakes (`SIGCONT`) the server: it keeps its connections but answers nothing. */
+  signal(signal: "SIGSTOP" | "SIGCONT"): void {
+    this.child?.kill(signal);
   }
 }
