@@ -9,37 +9,18 @@
  * At each concurrency the targets run in rotating order for several rounds; medians are kept.
  * Usage: npm run bench [-- --rounds 3 --scale 1]
  */
-import { fork, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { runLoad, type LoadResult } from "./load.ts";
+import { median, numberArg, runBench, startRole } from "./processes.ts";
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const ROUNDS = arg("rounds", 3);
-const SCALE = arg("scale", 1);
+const ROUNDS = numberArg("rounds", 3);
+const SCALE = numberArg("scale", 1);
 const PLAN = [
   { concurrency: 1, requests: Math.round(400 * SCALE) },
   { concurrency: 16, requests: Math.round(2000 * SCALE) },
   { concurrency: 64, requests: Math.round(3000 * SCALE) },
 ];
 
-const children: ChildProcess[] = [];
-
-function role(name: string, ...args: string[]): Promise<Record<string, number | string>> {
-  const child = fork(fileURLToPath(new URL("./roles.ts", import.meta.url)), [name, ...args], {
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once("message", (m: { ready: Record<string, number | string> }) => resolve(m.ready));
-    child.once("exit", (code) => reject(new Error(`role ${name} exited with ${code ?? "?"}`)));
-  });
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const role = (name: string, ...args: string[]) => startRole(new URL("./roles.ts", import.meta.url), name, ...args);
 
 async function main(): Promise<void> {
   const upstream = await role("upstream");
@@ -92,11 +73,4 @@ async function main(): Promise<void> {
   for (const line of summary) console.log(line);
 }
 
-main()
-  .catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    for (const child of children) child.kill();
-  });
+runBench(main);

@@ -11,9 +11,7 @@
  *
  * Usage: node --import tsx bench/telemetry.bench.ts [--rounds 5 --scale 1]
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { startExtProcServer } from "../extproc/grpc/server.ts";
 import { requestRecord, type RequestRecord } from "../extproc/processor/request-record.ts";
@@ -24,11 +22,8 @@ import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";
 import { logOnly, NO_TELEMETRY, type Telemetry } from "../extproc/telemetry/telemetry.ts";
 import { openAIProviderYaml, testConfig } from "../test/support/gateway.ts";
 import { runLoad, type LoadResult } from "./load.ts";
+import { median, numberArg, runBench, startRole } from "./processes.ts";
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
 const VARIANTS = ["off", "log", "log+prom"] as const;
 type Variant = (typeof VARIANTS)[number];
 
@@ -49,18 +44,7 @@ async function gearboxRole(variant: Variant, upstreamBase: string): Promise<Reco
   return { extProcPort: extProc.port, metricsPort };
 }
 
-const children: ChildProcess[] = [];
-
-function role(script: string, name: string, ...args: string[]): Promise<Record<string, number | string>> {
-  const child = fork(fileURLToPath(new URL(script, import.meta.url)), [name, ...args], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once("message", (m: { ready: Record<string, number | string> }) => resolve(m.ready));
-    child.once("exit", (code) => reject(new Error(`role ${name} exited with ${code ?? "?"}`)));
-  });
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const role = (script: string, name: string, ...args: string[]) => startRole(new URL(script, import.meta.url), name, ...args);
 
 /** The sink alone: `n` records (cloud, edge, cache, 429 in turn) through each sink, interleaved; ns per record. */
 function sinkCost(n: number, rounds: number): Record<Variant, number> {
@@ -83,8 +67,8 @@ function sinkCost(n: number, rounds: number): Record<Variant, number> {
 }
 
 async function main(): Promise<void> {
-  const ROUNDS = arg("rounds", 5);
-  const SCALE = arg("scale", 1);
+  const ROUNDS = numberArg("rounds", 5);
+  const SCALE = numberArg("scale", 1);
   const plan = [
     { concurrency: 1, requests: Math.round(400 * SCALE) },
     { concurrency: 16, requests: Math.round(2000 * SCALE) },
@@ -138,12 +122,5 @@ if (roleName === "gearbox") {
     },
   );
 } else {
-  main()
-    .catch((err: unknown) => {
-      console.error(err);
-      process.exitCode = 1;
-    })
-    .finally(() => {
-      for (const child of children) child.kill();
-    });
+  runBench(main);
 }

@@ -1,0 +1,39 @@
+/**
+ * What the multi-process benches share: servers started as child processes (each on its own
+ * event loop) that report `{ ready: { …ports } }` over IPC, the run wrapper that stops them
+ * however the run ends, numeric `--flag value` arguments and the median of rounds.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const children: ChildProcess[] = [];
+
+/** Forks `script` (run by tsx) with `[name, ...args]`; resolves with what it reports as ready. */
+export function startRole(script: URL, name: string, ...args: string[]): Promise<Record<string, number | string>> {
+  const child = fork(fileURLToPath(script), [name, ...args], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.once("message", (m: { ready: Record<string, number | string> }) => resolve(m.ready));
+    child.once("exit", (code) => reject(new Error(`role ${name} exited with ${code ?? "?"}`)));
+  });
+}
+
+/** Runs a bench's `main`; an error sets the exit code; every started role is stopped at the end. */
+export function runBench(main: () => Promise<void>): void {
+  main()
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    })
+    .finally(() => {
+      for (const child of children) child.kill();
+    });
+}
+
+/** `--name <number>` from the command line, else `fallback`. */
+export function numberArg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
