@@ -4,7 +4,8 @@
  * (requests in flight and queued against their capacity). No per-agent labels: a fleet of
  * thousands of agents stays a handful of series.
  */
-import { Counter, Gauge, Registry } from "prom-client";
+import { Registry } from "prom-client";
+import { gaugeFrom, totalFrom } from "../extproc/telemetry/scraped.ts";
 import type { AgentView } from "./registry/registry.ts";
 import type { AdsStats } from "./server/stats.ts";
 
@@ -18,25 +19,8 @@ export function controlPlaneMetrics(running: ControlPlaneView): Registry {
   const registry = new Registry();
   const registers = [registry];
   const { ads, plane } = running;
-  const gauge = (name: string, help: string, read: () => number): void =>
-    void new Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        this.set(read());
-      },
-    });
-  const total = (name: string, help: string, read: () => number): void =>
-    void new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+  const gauge = (name: string, help: string, read: () => number): void => gaugeFrom(registers, name, help, read);
+  const total = (name: string, help: string, read: () => number): void => totalFrom(registers, name, help, read);
   gauge("gearbox_xds_connections", "ADS streams open now (Envoy proxies and ext_proc replicas following the control plane).", () => ads.openStreams);
   total("gearbox_xds_pushes_total", "ADS responses sent.", () => ads.pushes);
   total("gearbox_xds_acks_total", "ADS requests that acknowledged the latest response.", () => ads.acks);

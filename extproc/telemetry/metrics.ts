@@ -6,7 +6,8 @@
  * config names (providers, aliases, prices, edge agents) or `other`; `tenant` is a configured
  * tenant. No key, prompt, user or request id is ever a label.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { gaugeFrom, totalFrom } from "./scraped.ts";
 
 /** Live numbers owned by other components, read at scrape time. */
 export interface MetricSources {
@@ -114,14 +115,7 @@ export class GatewayMetrics {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
     const { limiter, alerts, semantic } = sources;
     if (limiter) {
-      new Gauge({
-        name: "gearbox_limiter_redis_healthy",
-        help: "1 while limits are decided on Redis, 0 while this replica decides alone (failover).",
-        registers: this.r,
-        collect() {
-          this.set(limiter.redisHealthy ? 1 : 0);
-        },
-      });
+      gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () => (limiter.redisHealthy ? 1 : 0));
       totalFrom(this.r, "gearbox_limiter_local_decisions_total", "Admissions decided by this replica's memory because Redis was down or failing.", () => limiter.fallbackDecisions);
       totalFrom(this.r, "gearbox_limiter_redis_errors_total", "Limiter calls to Redis that failed or timed out.", () => limiter.redisErrors);
     }
@@ -138,36 +132,9 @@ export class GatewayMetrics {
       });
       totalFrom(this.r, "gearbox_semantic_cache_embed_errors_total", "Semantic-cache lookups that missed because the embedder failed or timed out.", () => semantic.stats.embed_error);
       totalFrom(this.r, "gearbox_semantic_cache_stored_total", "Answers stored in the semantic cache.", () => semantic.stats.stored);
-      new Gauge({
-        name: "gearbox_semantic_cache_entries",
-        help: "Entries in this replica's semantic-cache index.",
-        registers: this.r,
-        collect() {
-          this.set(semantic.size().entries);
-        },
-      });
-      new Gauge({
-        name: "gearbox_semantic_cache_bytes",
-        help: "Bytes of entries this replica's semantic-cache store holds (in memory: questions, answers, vectors).",
-        registers: this.r,
-        collect() {
-          this.set(semantic.size().bytes);
-        },
-      });
+      gaugeFrom(this.r, "gearbox_semantic_cache_entries", "Entries in this replica's semantic-cache index.", () => semantic.size().entries);
+      gaugeFrom(this.r, "gearbox_semantic_cache_bytes", "Bytes of entries this replica's semantic-cache store holds (in memory: questions, answers, vectors).", () => semantic.size().bytes);
     }
     if (alerts) totalFrom(this.r, "gearbox_cost_alerts_total", "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).", () => alerts.fired);
   }
-}
-
-/** A counter that mirrors a running total kept elsewhere. */
-function totalFrom(registers: Registry[], name: string, help: string, read: () => number): void {
-  new Counter({
-    name,
-    help,
-    registers,
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
 }
