@@ -14,6 +14,7 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { startExtProcServer } from "../extproc/grpc/server.ts";
+import type { CacheOutcome } from "../extproc/processor/cache-stage.ts";
 import { requestRecord, type RequestRecord } from "../extproc/processor/request-record.ts";
 import { createLogger } from "../extproc/telemetry/logger.ts";
 import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
@@ -46,14 +47,16 @@ async function gearboxRole(variant: Variant, upstreamBase: string): Promise<Reco
 
 const role = (script: string, name: string, ...args: string[]) => startRole(new URL(script, import.meta.url), name, ...args);
 
+const NO_CACHE: CacheOutcome = { result: undefined, layer: undefined, similarity: undefined, hitCompletion: undefined };
+
 /** The sink alone: `n` records (cloud, edge, cache, 429 in turn) through each sink, interleaved; ns per record. */
 function sinkCost(n: number, rounds: number): Record<Variant, number> {
   const config = testConfig(openAIProviderYaml("http://127.0.0.1:1/v1"), { TEST_PROVIDER_KEY: "sk-bench" });
   const devNull = new Writable({ write: (_c, _e, done) => done() });
   const logger = pino({ level: "info", base: { component: "gearbox" }, timestamp: pino.stdTimeFunctions.isoTime }, devNull);
   const sinks: Record<Variant, Telemetry> = { off: NO_TELEMETRY, log: logOnly(logger), "log+prom": new RequestTelemetry(logger, new GatewayMetrics({}, { defaultMetrics: false })) };
-  const base = { requestId: "r", traceId: undefined, transport: "ext_proc" as const, config, caller: undefined, endpoint: "chat_completions", parsed: undefined, decision: undefined, cascade: undefined, policy: undefined, edgeIntent: undefined, cache: undefined, cacheHit: undefined, cacheLayer: undefined, cacheSimilarity: undefined, status: 200, error: undefined, usage: { inputTokens: 40, outputTokens: 12, totalTokens: 52 }, startedAt: 0, firstByteAt: undefined, now: 12.5, shadow: false };
-  const records: RequestRecord[] = [requestRecord(base), requestRecord({ ...base, cache: "hit", cacheLayer: "exact" as const, cacheHit: '{"usage":{"prompt_tokens":40,"completion_tokens":12}}' }), requestRecord({ ...base, status: 429 })];
+  const base = { requestId: "r", traceId: undefined, transport: "ext_proc" as const, config, caller: undefined, endpoint: "chat_completions", parsed: undefined, decision: undefined, cascade: undefined, policy: undefined, edgeIntent: undefined, cache: NO_CACHE, status: 200, error: undefined, usage: { inputTokens: 40, outputTokens: 12, totalTokens: 52 }, startedAt: 0, firstByteAt: undefined, now: 12.5, shadow: false };
+  const records: RequestRecord[] = [requestRecord(base), requestRecord({ ...base, cache: { ...NO_CACHE, result: "hit", layer: "exact", hitCompletion: '{"usage":{"prompt_tokens":40,"completion_tokens":12}}' } }), requestRecord({ ...base, status: 429 })];
   const out: Record<Variant, number[]> = { off: [], log: [], "log+prom": [] };
   for (let round = 0; round < rounds; round++) {
     for (const v of VARIANTS) {

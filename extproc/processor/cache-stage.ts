@@ -20,6 +20,18 @@ export type CacheResult = "hit" | "miss" | "bypass";
 /** Which cache answered. */
 export type CacheLayer = "exact" | "semantic";
 
+/** What the caches did for one request, as the request record reads it. */
+export interface CacheOutcome {
+  /** `undefined`: no cache took part (off, not cacheable, not a chat call). */
+  readonly result: CacheResult | undefined;
+  /** The cache that answered a hit. */
+  readonly layer: CacheLayer | undefined;
+  /** A semantic hit's cosine similarity to the stored question. */
+  readonly similarity: number | undefined;
+  /** The stored completion a hit answered with (its usage is what the cloud would have billed). */
+  readonly hitCompletion: string | undefined;
+}
+
 export interface CacheDeps {
   /** The exact response cache (`cache.exact`); absent → no exact caching. */
   cache?: ResponseCache;
@@ -27,7 +39,7 @@ export interface CacheDeps {
   semanticCache?: SemanticCache;
 }
 
-export class RequestCache {
+export class RequestCache implements CacheOutcome {
   /** `undefined`: no cache took part (off, not cacheable, not a chat call). */
   result: CacheResult | undefined;
   /** The stored completion a hit answered with (its usage is what the cloud would have billed). */

@@ -13,6 +13,7 @@ import { costUsd, callCostUsd, roundUsd } from "../providers/cost.ts";
 import { priceOf } from "../providers/provider.ts";
 import { resolveProvider, type RouteDecision } from "../routing/decide.ts";
 import type { PolicyDecision } from "../routing/policy/index.ts";
+import type { CacheLayer, CacheOutcome, CacheResult } from "./cache-stage.ts";
 import { isObject } from "../schemas/fields.ts";
 
 /** Which front of Gearbox the request came through. */
@@ -38,9 +39,9 @@ export interface RequestRecord {
   reason: string | undefined;
   policy: string | undefined;
   edge_intent: string | undefined;
-  cache: "hit" | "miss" | "bypass" | undefined;
+  cache: CacheResult | undefined;
   /** Which cache answered a hit (`exact`, `semantic`). */
-  cache_layer: "exact" | "semantic" | undefined;
+  cache_layer: CacheLayer | undefined;
   /** A semantic hit's cosine similarity to the cached question. */
   cache_similarity: number | undefined;
   /** The edge answer and its upgrade, when the request went to the edge. */
@@ -64,7 +65,7 @@ export interface RequestRecord {
   shadow: true | undefined;
   shadow_route: RecordRoute | "reject" | undefined;
   shadow_reason: string | undefined;
-  shadow_cache: "hit" | "miss" | "bypass" | undefined;
+  shadow_cache: CacheResult | undefined;
   shadow_status: number | undefined;
   shadow_error_code: string | undefined;
 }
@@ -82,11 +83,8 @@ export interface RecordInput {
   cascade: EdgeCascade | undefined;
   policy: PolicyDecision | undefined;
   edgeIntent: string | undefined;
-  cache: "hit" | "miss" | "bypass" | undefined;
-  /** The stored completion a cache hit answered with. */
-  cacheHit: string | undefined;
-  cacheLayer: "exact" | "semantic" | undefined;
-  cacheSimilarity: number | undefined;
+  /** What the caches did (`RequestCache`); absent fields: no cache took part. */
+  cache: CacheOutcome;
   status: number;
   error: GatewayError | undefined;
   usage: Usage | undefined;
@@ -100,7 +98,7 @@ export interface RecordInput {
 const ms = (t: number): number => Math.round(t * 100) / 100;
 
 export function requestRecord(s: RecordInput): RequestRecord {
-  const hit = s.cache === "hit";
+  const hit = s.cache.result === "hit";
   const event = s.cascade?.event;
   const route: RecordRoute | undefined = hit ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? "cloud" : undefined;
   const reason = s.cascade ? s.cascade.routeReason : s.decision?.reason;
@@ -143,7 +141,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
       // No edge answer exists in shadow mode: the cascade itself is the decision.
       shadow_route: s.error ? "reject" : hit ? "cache" : s.cascade ? "edge" : s.decision ? "cloud" : undefined,
       shadow_reason: s.error ? undefined : reason,
-      shadow_cache: s.cache,
+      shadow_cache: s.cache.result,
       shadow_status: s.error ? s.error.status : hit || s.cascade || s.decision ? 200 : undefined,
       shadow_error_code: s.error?.code ?? undefined,
     };
@@ -152,9 +150,9 @@ export function requestRecord(s: RecordInput): RequestRecord {
     ...base,
     route,
     reason,
-    cache: s.cache,
-    cache_layer: hit ? s.cacheLayer : undefined,
-    cache_similarity: hit && s.cacheSimilarity !== undefined ? Math.round(s.cacheSimilarity * 10_000) / 10_000 : undefined,
+    cache: s.cache.result,
+    cache_layer: hit ? s.cache.layer : undefined,
+    cache_similarity: hit && s.cache.similarity !== undefined ? Math.round(s.cache.similarity * 10_000) / 10_000 : undefined,
     cascade: event,
     provider: s.decision?.provider.name,
     upstream_model: s.decision?.upstreamModel,
@@ -180,7 +178,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
  * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
  */
 export function cloudCost(s: Pick<RecordInput, "cache" | "cascade" | "decision" | "usage">): number | null | undefined {
-  if (s.cache === "hit") return 0;
+  if (s.cache.result === "hit") return 0;
   if (s.cascade) return s.cascade.event?.cloud_cost_usd ?? (s.cascade.event?.upgraded ? undefined : 0);
   if (!s.decision || !s.usage) return undefined;
   const cost = callCostUsd(s.decision.provider, s.decision.upstreamModel, s.usage);
@@ -200,7 +198,7 @@ function avoidedCost(s: RecordInput, route: "edge" | "cache"): number | null | u
       ? event?.edge_input_tokens === undefined
         ? undefined
         : { inputTokens: event.edge_input_tokens, outputTokens: event.edge_output_tokens ?? 0, totalTokens: event.edge_input_tokens + (event.edge_output_tokens ?? 0) }
-      : completionUsage(s.cacheHit);
+      : completionUsage(s.cache.hitCompletion);
   if (model === undefined || usage === undefined) return undefined;
   const resolved = resolveProvider(model, s.config.providers);
   const price = resolved.ok ? priceOf(resolved.value.provider, resolved.value.upstreamModel) : undefined;
