@@ -30,6 +30,7 @@
 import type { Message } from "../canonical/types.ts";
 import { MarkerCounter } from "./markers.ts";
 import { TEXT_HEAD, TEXT_TAIL, type TextView, analyseText, isCjk } from "./text.ts";
+import { count, listItems, occurrences } from "./text-scan.ts";
 
 export type ComplexityLevel = "low" | "medium" | "high";
 
@@ -164,7 +165,6 @@ const CHAR = Object.freeze({
   semicolon: 59,
   closeParen: 41,
   question: 63,
-  carriageReturn: 13,
 });
 
 /** Occurrences of a Latin-1 character (outside words) in the text's window. */
@@ -178,22 +178,6 @@ const MATH_EQUATION = /\b[a-z]\s*(\^\s*\d|²|³)|[a-z0-9)]\s*=\s*[-\d(a-z]|\b(so
 const LATEX = /\\(frac|sum|int|sqrt|prod|lim|alpha|beta|theta|pi|cdot|times|le|ge|infty|partial|begin)\b|\$[^$\n]{1,200}\$/g;
 const CODE_OPERATOR = /=>|::|->|\);/g;
 const BRACKETS = Array.from("();[]{}", (c) => c.charCodeAt(0));
-const LIST_MARKER = /\s*(?:\d+[.)、]|[-*•]|[一二三四五六七八九十]+、)\s*\S/y;
-
-/** Matches of a global pattern (`test` advances `lastIndex` without building match arrays). */
-function count(pattern: RegExp, text: string): number {
-  pattern.lastIndex = 0;
-  let n = 0;
-  while (pattern.test(text)) n++;
-  return n;
-}
-
-/** Non-overlapping occurrences of `needle`. */
-function occurrences(text: string, needle: string): number {
-  let n = 0;
-  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) n++;
-  return n;
-}
 
 /** Whether the text has what `CODE_OPERATOR` needs: `=>` or `->`, two colons, or `);`. */
 function mayHaveCodeOperator(view: TextView): boolean {
@@ -202,38 +186,6 @@ function mayHaveCodeOperator(view: TextView): boolean {
     occurs(view, CHAR.colon) >= 2 ||
     (occurs(view, CHAR.closeParen) > 0 && occurs(view, CHAR.semicolon) > 0)
   );
-}
-
-const LINE_END = /[\n\r\u2028\u2029]/g;
-
-/**
- * The start of the line after the one holding `from`, as `^` in a multiline pattern sees lines
- * (`onlyNewlines`: the text has no other line terminator than `\n`), or -1.
- */
-function nextLine(text: string, from: number, onlyNewlines: boolean): number {
-  if (onlyNewlines) {
-    const newline = text.indexOf("\n", from);
-    return newline < 0 ? -1 : newline + 1;
-  }
-  LINE_END.lastIndex = from;
-  return LINE_END.test(text) ? LINE_END.lastIndex : -1;
-}
-
-/** Lines that start with a list marker (`1.`, `2)`, `-`, `*`, `•`, `一、`), as `/^\s*marker\s*\S/gm` counts them. */
-function listItems(view: TextView): number {
-  const text = view.lower;
-  const onlyNewlines = occurs(view, CHAR.carriageReturn) === 0 && !text.includes("\u2028") && !text.includes("\u2029");
-  let n = 0;
-  for (let line = 0; line >= 0; ) {
-    LIST_MARKER.lastIndex = line;
-    if (LIST_MARKER.test(text)) {
-      n++;
-      line = nextLine(text, LIST_MARKER.lastIndex, onlyNewlines);
-    } else {
-      line = nextLine(text, line, onlyNewlines);
-    }
-  }
-  return n;
 }
 
 function clamp01(x: number): number {
