@@ -7,7 +7,9 @@ import type { EdgeDirectory } from "../cascade/edge-agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import type { Message } from "../canonical/types.ts";
 import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
-import type { PolicyConfig, PolicyInput } from "../routing/policy/index.ts";
+import { decidePolicy, decideWithPlugins, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
+import type { ParsedCall } from "../endpoints/spec.ts";
+import type { RequestTrace } from "../telemetry/request-trace.ts";
 
 export interface EdgeIntentOutcome {
   input: PolicyInput;
@@ -43,4 +45,28 @@ export async function withEdgeIntent(input: PolicyInput, ctx: EdgeIntentContext)
   if (result.confidence < options.min_confidence) return { input, note: `low_confidence:${label}`, used: false };
   // The label passed the edge layer's own bar (`min_confidence`); the rules take it as given.
   return { input: { ...input, intent: result.intent, intentConfidence: Math.max(result.confidence, policy.intentMinConfidence) }, note: label, used: true };
+}
+
+export interface ConsultContext extends Omit<EdgeIntentContext, "messages" | "traceHeaders"> {
+  plugins: readonly PolicyPlugin[];
+  trace: RequestTrace | undefined;
+}
+
+/**
+ * The policy's decision for a call that consults it: the edge intent layer first (chat calls;
+ * traced as `gearbox.edge_intent`), then the policy with its plugins. A rule that matched on the
+ * edge's label says so in its reason (`;edge_intent`). `edgeIntent` is the request log's note.
+ */
+export async function decideConsulted(input: PolicyInput, parsed: ParsedCall, ctx: ConsultContext): Promise<{ decided: PolicyDecision; edgeIntent: string | undefined }> {
+  let refined = input;
+  let edgeIntent: string | undefined;
+  let labelled = false;
+  if (parsed.call.endpoint === "chat") {
+    const span = ctx.trace?.phase("gearbox.edge_intent", undefined, ctx.trace.current);
+    const outcome = await withEdgeIntent(input, { ...ctx, messages: parsed.call.request.messages, ...(span && { traceHeaders: span.headers() }) });
+    span?.end(undefined, { "gearbox.edge_intent": outcome.note ?? "not_asked" });
+    ({ input: refined, note: edgeIntent, used: labelled } = outcome);
+  }
+  const decided = ctx.plugins.length > 0 ? await decideWithPlugins(refined, ctx.policy, ctx.plugins) : decidePolicy(refined, ctx.policy);
+  return { decided: labelled && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided, edgeIntent };
 }

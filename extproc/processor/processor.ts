@@ -18,13 +18,13 @@ import type { JsonObject } from "../schemas/fields.ts";
 import type { CloudSpend } from "../routing/signals.ts";
 import { edgeAgentsFor, policyFor, PROCESS_CLOUD_SPEND, signalsFor } from "./config-state.ts";
 import { routedEstimate, settlementUsage } from "./admission.ts";
-import { withEdgeIntent } from "./edge-intent.ts";
+import { decideConsulted } from "./edge-intent.ts";
 import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
 import type { Governor, Ticket } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
 import { requestFingerprint } from "../governance/runaway.ts";
-import { decidePolicy, decideWithPlugins, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
+import type { PolicyDecision, PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
@@ -245,28 +245,15 @@ export class RequestProcessor {
   /** The routing decision (policy, edge intent, plugins) for a parsed call, then the route. */
   private decide(parsed: ParsedCall, json: unknown): Outcome | Promise<Outcome> {
     this.trace?.step("gearbox.decision");
-    const plugins = this.plugins;
-    const askEdge = this.config.route.edge_intent.enable;
-    const input = plugins.length > 0 || askEdge ? policyInputIfConsulted(this.edgeContext(), parsed) : undefined;
-    if (input) {
-      // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
-      const policy = policyFor(this.config);
-      let edgeLabelled = false;
-      const intentSpan = parsed.call.endpoint === "chat" ? this.trace?.phase("gearbox.edge_intent", undefined, this.trace.current) : undefined;
-      const refined: Promise<PolicyInput> =
-        parsed.call.endpoint !== "chat"
-          ? Promise.resolve(input)
-          : withEdgeIntent(input, { config: this.config, policy, agents: this.edgeAgents(), messages: parsed.call.request.messages, callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId, ...(intentSpan && { traceHeaders: intentSpan.headers() }) }).then((o) => {
-              this.edgeIntent = o.note;
-              intentSpan?.end(undefined, { "gearbox.edge_intent": o.note ?? "not_asked" });
-              edgeLabelled = o.used;
-              return o.input;
-            });
-      return refined
-        .then((r) => (plugins.length > 0 ? decideWithPlugins(r, policy, plugins) : decidePolicy(r, policy)))
-        .then((decided) => this.routeAdmitted(parsed, json as JsonObject, edgeLabelled && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided));
-    }
-    return this.routeAdmitted(parsed, json as JsonObject);
+    const consults = this.plugins.length > 0 || this.config.route.edge_intent.enable;
+    const input = consults ? policyInputIfConsulted(this.edgeContext(), parsed) : undefined;
+    if (!input) return this.routeAdmitted(parsed, json as JsonObject);
+    // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
+    const context = { config: this.config, policy: policyFor(this.config), plugins: this.plugins, agents: this.edgeAgents(), callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId, trace: this.trace };
+    return decideConsulted(input, parsed, context).then(({ decided, edgeIntent }) => {
+      this.edgeIntent = edgeIntent;
+      return this.routeAdmitted(parsed, json as JsonObject, decided);
+    });
   }
 
   /** Routes the call, then — with governance — admits it against the caller's limits (the model was checked at parse). */
