@@ -96,3 +96,27 @@ test("grpc.health.v1 reports SERVING, then NOT_SERVING while draining", async ()
   watcher.close();
   assert.ok((await statuses).includes("NOT_SERVING"));
 });
+
+test("forged routing headers are removed in the request-headers answer, before the body is seen", async () => {
+  // Envoy routes on the headers as they stand if the body answer never comes (failure_mode_allow
+  // after a timeout or stream error): the caller's x-gearbox-upstream must be gone by then.
+  const forged: ProcessingRequest = {
+    request_headers: {
+      headers: {
+        headers: [
+          header(":method", "POST"),
+          header(":path", "/v1/chat/completions"),
+          header("content-type", "application/json"),
+          header("x-gearbox-upstream", "edge"),
+          header("x-gearbox-edge-endpoint", "169.254.169.254:80"),
+        ],
+      },
+    },
+  };
+  const responses = await converse([forged]);
+  const answer = responses[0]?.request_headers?.response;
+  assert.deepEqual([...(answer?.header_mutation?.remove_headers ?? [])].sort(), ["x-gearbox-edge-endpoint", "x-gearbox-upstream"]);
+  assert.equal(answer?.clear_route_cache, true);
+  const clean = await converse([chatHeaders]);
+  assert.equal(clean[0]?.request_headers?.response?.header_mutation ?? undefined, undefined);
+});

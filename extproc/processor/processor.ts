@@ -172,11 +172,13 @@ export class RequestProcessor {
     this.client = client;
     const path = headers[":path"] ?? "/";
     this.spec = endpointFor(path);
-    if (!this.spec) {
-      // Not an API Gearbox handles: untouched, except that a caller cannot pick Envoy's route.
-      const forged = ROUTING_HEADERS.filter((h) => headers[h] !== undefined);
-      return forged.length === 0 ? CONTINUE : { kind: "continue", mutation: { removeHeaders: forged, clearRouteCache: true } };
-    }
+    // A caller cannot pick Envoy's route: forged routing headers go already here, not only with the
+    // body's answer, because Envoy routes on these headers if the body phase never answers
+    // (`failure_mode_allow` after a timeout or a stream error, a body-less request).
+    const forged = ROUTING_HEADERS.filter((h) => headers[h] !== undefined);
+    const unforged: Outcome = forged.length === 0 ? CONTINUE : { kind: "continue", mutation: { removeHeaders: forged, clearRouteCache: true } };
+    // Not an API Gearbox handles: untouched but for that.
+    if (!this.spec) return unforged;
     const q = path.indexOf("?");
     this.query = q < 0 ? "" : path.slice(q);
     this.requestHeadersSeen = headers;
@@ -184,7 +186,7 @@ export class RequestProcessor {
     this.trace = startRequestTrace(this.deps.tracer, headers, this.spec, this.requestId);
     this.shadow = this.shadowFor(undefined);
     const refused = checkHead(this.spec, headers, endOfStream, this.config.limits.max_request_bytes);
-    return refused ? this.reject(refused) : CONTINUE;
+    return refused ? this.reject(refused) : unforged;
   }
 
   requestBody(body: Buffer): Outcome | Promise<Outcome> {
