@@ -16,7 +16,7 @@
  * listens again on the same port. Every call is counted by what it was answered with.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadChunkLines, readFixtureBytes } from "./fixtures.ts";
 import { closeServer, parseJson, readBody } from "./http-helpers.ts";
@@ -141,7 +141,7 @@ export async function startFaultyUpstream(initial: Fault = { kind: "none" }): Pr
         res.write(body.subarray(0, Math.min(current.afterBytes, body.length - 1)));
         // Let the bytes leave, then reset the connection (RST, not FIN).
         await sleep(20);
-        (res.socket as Socket | null)?.resetAndDestroy();
+        res.socket?.resetAndDestroy();
         return;
       }
       default: {
