@@ -254,4 +254,27 @@ void describe("Gearbox consistency checks reject", () => {
     });
     assertHasError(errors, `${ROUTES}[2].route.host_rewrite_literal: must be generativelanguage.googleapis.com so :authority matches the TLS upstream`);
   });
+
+  void it("provider retries that could repeat a billed call, ignore 429 and retry-after, or have no budget", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      // What the configs had before: connect failures only, no 429, no retry-after, no budget.
+      objectAtPath(p, `${ROUTES}[0].route`)["retry_policy"] = { retry_on: "connect-failure,refused-stream", num_retries: { value: 1 } };
+      objectAtPath(p, `${ROUTES}[1].route.retry_policy`)["retry_on"] = "5xx,reset,retriable-status-codes";
+      objectAtPath(p, `${ROUTES}[1].route.retry_policy`)["retriable_status_codes"] = [429, 400];
+      objectAtPath(p, `${ROUTES}[1].route.retry_policy`)["num_retries"] = { value: 5 };
+      delete objectAtPath(p, `${ROUTES}[2].route`)["retry_policy"];
+      delete objectAtPath(p, "static_resources.clusters[1]")["circuit_breakers"];
+      objectAtPath(p, "static_resources.clusters[2].circuit_breakers.thresholds[0].retry_budget.budget_percent")["value"] = 50;
+    });
+    assertHasError(errors, `${ROUTES}[0].route.retry_policy: must retry 429 (retry_on retriable-status-codes with 429 in retriable_status_codes)`);
+    assertHasError(errors, `${ROUTES}[0].route.retry_policy.rate_limited_retry_back_off: must read retry-after (SECONDS)`);
+    assertHasError(errors, `${ROUTES}[1].route.retry_policy.retry_on: '5xx' may retry a call the provider already started (and billed)`);
+    assertHasError(errors, `${ROUTES}[1].route.retry_policy.retry_on: 'reset' may retry a call the provider already started (and billed)`);
+    assertHasError(errors, `${ROUTES}[1].route.retry_policy.retry_on: must retry connect-failure`);
+    assertHasError(errors, `${ROUTES}[1].route.retry_policy.retriable_status_codes: 400 is not a status a provider answers without billing`);
+    assertHasError(errors, `${ROUTES}[1].route.retry_policy.num_retries: at most 2; Gearbox's fallback chain takes over after that`);
+    assertHasError(errors, `${ROUTES}[2].route.retry_policy: a route to gemini needs one (connect failures, 429 and 5xx)`);
+    assertHasError(errors, "clusters[openai].circuit_breakers: needs a retry_budget (at most 20 %)");
+    assertHasError(errors, "clusters[anthropic].circuit_breakers.retry_budget.budget_percent: at most 20, is 50");
+  });
 });

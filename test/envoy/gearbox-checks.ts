@@ -10,7 +10,11 @@
  * - a request on an LLM path with `x-gearbox-upstream: <u>` reaches cluster `<u>` with ext_proc
  *   on, with `:authority` rewritten to the TLS SNI for TLS clusters; without the header, or on
  *   any other path, it reaches no cluster at all;
- * - the `edge` cluster is ORIGINAL_DST taking the destination from `x-gearbox-edge-endpoint`.
+ * - the `edge` cluster is ORIGINAL_DST taking the destination from `x-gearbox-edge-endpoint`;
+ * - a route to a cloud provider retries that provider once at most, only on what never reached
+ *   it or on statuses a provider answers without billing (429, 5xx), never on a reset after the
+ *   request was sent; it honours `retry-after`, and the cluster caps retries with a retry budget
+ *   of at most 20 % (Envoy's layer of provider resilience; Gearbox's is the fallback chain).
  */
 import { arrayAt, isPlainObject, objectAt, stringAt, valueAtPath, type PlainObject } from "./plain.ts";
 
@@ -199,6 +203,7 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
     if (perRoute.some((c) => typeOf(c) === EXT_PROC_PER_ROUTE && valueAtPath(c, "disabled") === true)) {
       errors.push(`${hit.path}: ext_proc is disabled on a route to ${upstream}`);
     }
+    if (upstream !== "edge") checkProviderRetry(hit.path, action, clusters.get(upstream), upstream, errors);
     const tls = valueAtPath(clusters.get(upstream), "transport_socket.typed_config");
     const sni = stringAt(tls, "sni");
     if (typeOf(tls) === UPSTREAM_TLS && stringAt(action, "host_rewrite_literal") !== sni) {
@@ -215,6 +220,40 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
       errors.push(`${hit.path}: ${request.path} with headers ${JSON.stringify([...request.headers])} must get a direct response, not reach an upstream`);
     }
   }
+}
+
+/** retry_on conditions that fire only when the request cannot have reached the provider. */
+const RETRY_BEFORE_SENT = new Set(["connect-failure", "refused-stream", "reset-before-request"]);
+/** Statuses a provider answers without doing (or billing) the work. */
+const RETRIABLE_PROVIDER_STATUSES = new Set([429, 500, 502, 503, 504]);
+/** The most retries of one provider Envoy may make before Gearbox's fallback chain takes over. */
+const MAX_PROVIDER_RETRIES = 2;
+/** Envoy's default retry budget (`budget_percent` 20 %), the most Gearbox allows. */
+const MAX_RETRY_BUDGET_PERCENT = 20;
+
+/** A provider route's retry policy and its cluster's retry budget (see the file comment). */
+function checkProviderRetry(path: string, action: PlainObject | undefined, cluster: PlainObject | undefined, upstream: string, errors: string[]): void {
+  const policy = objectAt(action, "retry_policy");
+  if (policy === undefined) return void errors.push(`${path}.route.retry_policy: a route to ${upstream} needs one (connect failures, 429 and 5xx)`);
+  const conditions = (stringAt(policy, "retry_on") ?? "").split(",").map((c) => c.trim()).filter((c) => c !== "");
+  for (const c of conditions) {
+    if (!RETRY_BEFORE_SENT.has(c) && c !== "retriable-status-codes") errors.push(`${path}.route.retry_policy.retry_on: '${c}' may retry a call the provider already started (and billed)`);
+  }
+  if (!conditions.includes("connect-failure")) errors.push(`${path}.route.retry_policy.retry_on: must retry connect-failure`);
+  const statuses = arrayAt(policy, "retriable_status_codes").map(Number);
+  if (!conditions.includes("retriable-status-codes") || !statuses.includes(429)) errors.push(`${path}.route.retry_policy: must retry 429 (retry_on retriable-status-codes with 429 in retriable_status_codes)`);
+  for (const s of statuses) if (!RETRIABLE_PROVIDER_STATUSES.has(s)) errors.push(`${path}.route.retry_policy.retriable_status_codes: ${s} is not a status a provider answers without billing`);
+  const retries = Number(valueAtPath(policy, "num_retries.value") ?? 1); // Envoy's default: 1
+  if (retries > MAX_PROVIDER_RETRIES) errors.push(`${path}.route.retry_policy.num_retries: at most ${MAX_PROVIDER_RETRIES}; Gearbox's fallback chain takes over after that`);
+  const resets = arrayAt(objectAt(policy, "rate_limited_retry_back_off"), "reset_headers");
+  if (!resets.some((h) => stringAt(h, "name")?.toLowerCase() === "retry-after" && stringAt(h, "format") === "SECONDS")) {
+    errors.push(`${path}.route.retry_policy.rate_limited_retry_back_off: must read retry-after (SECONDS)`);
+  }
+  const thresholds = arrayAt(objectAt(cluster, "circuit_breakers"), "thresholds");
+  const budget = thresholds.map((t) => objectAt(t, "retry_budget")).find((b) => b !== undefined);
+  const percent = Number(valueAtPath(budget, "budget_percent.value") ?? MAX_RETRY_BUDGET_PERCENT);
+  if (budget === undefined) errors.push(`clusters[${upstream}].circuit_breakers: needs a retry_budget (at most ${MAX_RETRY_BUDGET_PERCENT} %)`);
+  else if (percent > MAX_RETRY_BUDGET_PERCENT) errors.push(`clusters[${upstream}].circuit_breakers.retry_budget.budget_percent: at most ${MAX_RETRY_BUDGET_PERCENT}, is ${percent}`);
 }
 
 function checkEdgeCluster(cluster: PlainObject | undefined, errors: string[]): void {

@@ -118,6 +118,20 @@ for (const dir of KUSTOMIZATIONS) {
       assert.equal(edge.plain["type"], "ORIGINAL_DST");
     });
 
+    void it("retries to every provider back off with jitter and honour a 429's retry-after", () => {
+      const [filter] = ofKind(docs, "EnvoyFilter");
+      assert.ok(filter);
+      const routes = parseEnvoyFilterPatches(filter).filter((p) => p.applyTo === "HTTP_ROUTE");
+      for (const name of providers(docs).keys()) {
+        const patch = routes.find((p) => obj(obj(obj(p.match["routeConfiguration"])["vhost"])["route"])["name"] === `gearbox-to-${name}`);
+        assert.ok(patch?.plain, `no HTTP_ROUTE patch for gearbox-to-${name}`);
+        const policy = obj(obj(patch.plain["route"])["retry_policy"]);
+        assert.ok(obj(policy["retry_back_off"])["base_interval"], `gearbox-to-${name}: retry_back_off`);
+        const resets = arr(obj(policy["rate_limited_retry_back_off"])["reset_headers"]).map(obj);
+        assert.deepEqual(resets, [{ name: "retry-after", format: "SECONDS" }], `gearbox-to-${name}: retry-after`);
+      }
+    });
+
     void it("every provider Gearbox is configured with has a route on every provider host, with TLS origination", () => {
       const [configMap] = ofKind(docs, "ConfigMap", "gearbox-config");
       assert.ok(configMap);
@@ -144,6 +158,12 @@ for (const dir of KUSTOMIZATIONS) {
           assert.deepEqual(obj(arr(route?.["route"])[0])["destination"], { host: targetHost, port: { number: 80 } });
           assert.deepEqual(route?.["rewrite"], { authority: targetHost });
           assert.deepEqual(obj(obj(route?.["headers"])["request"])["remove"], ["x-gearbox-upstream", EDGE_HEADER]);
+          // One retry, only on what never reached the provider or on statuses it answers unbilled.
+          const retries = obj(route?.["retries"]);
+          assert.equal(retries["attempts"], 1, `${name} → ${target}: one retry, then Gearbox's fallback chain`);
+          const retryOn = String(retries["retryOn"]).split(",");
+          for (const must of ["connect-failure", "429", "503"]) assert.ok(retryOn.includes(must), `${name} → ${target}: retryOn needs ${must}`);
+          for (const c of retryOn) assert.ok(/^(connect-failure|refused-stream|reset-before-request|429|50[0234])$/.test(c), `${name} → ${target}: retryOn '${c}' may repeat a billed call`);
         }
         const edge = routes.find((r) => r["name"] === "gearbox-to-edge");
         assert.equal(obj(obj(arr(edge?.["route"])[0])["destination"])["host"], edgeHost);
