@@ -259,13 +259,24 @@ export const configSchema = z.strictObject({
       anonymous_tenant: z.string().default("default"),
     })
     .prefault({}),
-  /** Runaway protection: identical requests of one tenant in a short window. */
+  /** Runaway protection: identical requests of one caller in a short window (`governance/runaway.ts`). */
   runaway: z
     .strictObject({
       enable: z.boolean().default(true),
       window_ms: z.number().int().positive().default(10_000),
-      /** Identical requests allowed upstream per window; the rest are refused (429 `runaway_request_loop`). */
+      /** Identical requests allowed upstream per window; the rest are replayed or refused (429 `runaway_request_loop`). */
       max_identical: z.number().int().positive().default(10),
+      /**
+       * Whose identical requests count together: `caller` (the call key, else the workload
+       * identity, else the source address, within the tenant) or the whole `tenant`.
+       */
+      key: z.enum(["caller", "tenant"]).default("caller"),
+      /** Answer a repeat past `max_identical` from the answer just given to that caller (or the one in flight) instead of refusing it. */
+      replay: z.boolean().default(true),
+      /** The replay memo of each process: at most this many answers… */
+      replay_max_entries: z.number().int().positive().default(1_000),
+      /** …and this many bytes; an answer over a quarter of it is not kept (its repeats are refused). */
+      replay_max_bytes: z.number().int().positive().default(16 * 1024 * 1024),
     })
     .prefault({}),
   /** Response caching. */

@@ -171,8 +171,12 @@ test("runaway: past max_identical identical requests in the window are refused; 
   const shop = caller({});
   const fingerprint = requestFingerprint("shop", '{"model":"gpt-4.1","messages":[{"role":"user","content":"retry me"}]}');
   for (let i = 0; i < 3; i++) admitted(await admit(shop, { fingerprint }));
-  const error = refusedWith(await admit(shop, { fingerprint }), "runaway_request_loop");
+  const refusal = await admit(shop, { fingerprint });
+  assert.ok(!refusal.ok && refusal.runaway === true, "a runaway refusal says so (the processor may replay instead)");
+  const error = refusedWith(refusal, "runaway_request_loop");
   assert.match(error.message, /tenant 'shop' sent more than 3 identical requests within 10 s; this one was not sent to the model/);
+  const named = refusedWith(await admit(shop, { fingerprint, repeater: "key 'key_a' of tenant 'shop'" }), "runaway_request_loop");
+  assert.match(named.message, /key 'key_a' of tenant 'shop' sent more than 3 identical requests/);
   assert.equal(error.headers["retry-after"], "10");
   admitted(await admit(shop, { fingerprint: requestFingerprint("shop", "another request") }));
   clock.now += 10_000;
@@ -181,6 +185,22 @@ test("runaway: past max_identical identical requests in the window are refused; 
   for (let i = 0; i < 5; i++) admitted(await off.admit({ caller: shop, model: "m", estimate: SMALL, fingerprint, target: "cloud" }));
   off.close();
   governor.close();
+});
+
+test("runaway: each ticket says how many identical requests the window still admits; replays exist unless turned off", async () => {
+  const { governor, admit } = setup();
+  const fingerprint = requestFingerprint("shop", "count me");
+  const left = [];
+  for (let i = 0; i < 3; i++) left.push(admitted(await admit(caller({}), { fingerprint })).repeatsLeft);
+  assert.deepEqual(left, [2, 1, 0]);
+  assert.equal(admitted(await admit(caller({}))).repeatsLeft, undefined, "no fingerprint, no runaway check");
+  assert.ok(governor.replays);
+  governor.close();
+  for (const runaway of [{ ...RUNAWAY, replay: false }, { ...RUNAWAY, enable: false }]) {
+    const off = new Governor({ store: new MemoryLimiter(), runaway, logger: silentLogger() });
+    assert.equal(off.replays, undefined);
+    off.close();
+  }
 });
 
 test("success headers report the scope with the least left", async () => {

@@ -26,6 +26,7 @@ import type { Caller } from "./model.ts";
 import { LIMIT_NAMES, METERS, nanoUsd, planChecks, type CallEstimate, type LimitName, type PlannedCheck, type Target } from "./limits.ts";
 import { CostAlerts } from "./alerts.ts";
 import { runawayCheck, type RunawayConfig } from "./runaway.ts";
+import { RunawayReplays } from "./runaway-replay.ts";
 
 export const DEFAULT_HOLD_TTL_MS = 120_000;
 /** Holds are renewed for at most this long (over the 10-minute upstream timeout): a ticket never settled cannot hold a slot forever. */
@@ -36,8 +37,10 @@ export interface AdmitRequest {
   /** The client-facing model (named in cost messages). */
   model: string;
   estimate: CallEstimate;
-  /** `requestFingerprint(tenant, canonical request)`; absent → no runaway check. */
+  /** `callerFingerprint(scope, shape, canonical request)` (`runaway.ts`); absent → no runaway check. */
   fingerprint?: string;
+  /** How a runaway refusal names whose requests repeat (`runawayScope(…).who`); absent → the tenant. */
+  repeater?: string;
   target: Target;
 }
 
@@ -53,13 +56,15 @@ export interface Ticket {
   readonly headers: Readonly<Record<string, string>>;
   /** The store's clock at admission (ms since the epoch). */
   readonly admittedAtMs: number;
+  /** Identical requests the runaway window still admits after this one; absent → no runaway check. 0: this is the window's last. */
+  readonly repeatsLeft: number | undefined;
   /** Books the real usage in place of the estimate and releases the concurrency slot. */
   settle(usage: ActualUsage): Promise<void>;
   /** The call ended early: books what is known (absent → 0) and releases the slot. */
   release(known?: Partial<ActualUsage>): Promise<void>;
 }
 
-export type AdmitDecision = { ok: true; ticket: Ticket } | { ok: false; error: GatewayError; degradeToEdge?: true };
+export type AdmitDecision = { ok: true; ticket: Ticket } | { ok: false; error: GatewayError; degradeToEdge?: true; runaway?: true };
 
 export interface ThrottledLimit {
   tenant: string;
@@ -90,12 +95,19 @@ export class Governor {
   private renewing = false;
   /** Tenants' cost alert thresholds crossed (logged once per tenant, threshold and day). */
   readonly alerts: CostAlerts;
+  /** The answers repeats past `runaway.max_identical` are replayed from; absent → refused (`runaway.replay: false`, or runaway protection off). */
+  readonly replays: RunawayReplays | undefined;
 
   constructor(private readonly options: GovernorOptions) {
     this.store = options.store;
     this.holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.alerts = new CostAlerts(options.logger);
     this.maxHoldMs = options.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
+    const runaway = options.runaway;
+    this.replays =
+      runaway.enable && (runaway.replay ?? true)
+        ? new RunawayReplays({ windowMs: runaway.window_ms, maxEntries: runaway.replay_max_entries ?? 1_000, maxBytes: runaway.replay_max_bytes ?? 16 * 1024 * 1024 })
+        : undefined;
     this.renewTimer = setInterval(() => void this.renewOpen(), this.holdTtlMs / 3);
     this.renewTimer.unref();
   }
@@ -103,19 +115,26 @@ export class Governor {
   async admit(request: AdmitRequest): Promise<AdmitDecision> {
     const { caller, target } = request;
     const planned = planChecks(caller, target, request.estimate, runawayCheck(this.options.runaway, request.fingerprint));
-    if (planned.length === 0) return { ok: true, ticket: new GrantTicket({ id: "", tenant: caller.tenant.id, holds: [] }, {}, Date.now(), () => Promise.resolve()) };
+    if (planned.length === 0) return { ok: true, ticket: new GrantTicket({ id: "", tenant: caller.tenant.id, holds: [] }, {}, Date.now(), undefined, () => Promise.resolve()) };
     const admission = await this.store.admit(caller.tenant.id, planned.map((p) => p.check), this.holdTtlMs);
     if (!admission.ok) {
       const refused = planned[admission.failed];
       if (!refused) throw new Error(`Limiter refused check ${admission.failed} of ${planned.length}`);
       const error = limitError(refused, admission, request);
       const capped = refused.limit === "tokens_per_minute" || refused.limit === "daily_cost_usd";
+      if (refused.limit === "runaway") return { ok: false, error, runaway: true };
       return capped && target === "cloud" && caller.tenant.degrade_to_edge ? { ok: false, error, degradeToEdge: true } : { ok: false, error };
     }
     this.watchCost(caller, planned, admission.remaining);
-    const ticket = new GrantTicket(admission.grant, successHeaders(planned, admission.remaining), admission.atMs, (t, usage) => this.finish(t, usage));
+    const repeatsLeft = planned[0]?.limit === "runaway" ? admission.remaining[0] : undefined;
+    const ticket = new GrantTicket(admission.grant, successHeaders(planned, admission.remaining), admission.atMs, repeatsLeft, (t, usage) => this.finish(t, usage));
     if (admission.grant.holds.length > 0) this.open.add(ticket);
     return { ok: true, ticket };
+  }
+
+  /** The runaway protection this governor counts with. */
+  get runaway(): RunawayConfig {
+    return this.options.runaway;
   }
 
   /** Who was refused lately among `tenants`, by which limit (for `gearbox limits show`). */
@@ -187,6 +206,7 @@ class GrantTicket implements Ticket {
     readonly grant: Grant,
     readonly headers: Readonly<Record<string, string>>,
     readonly admittedAtMs: number,
+    readonly repeatsLeft: number | undefined,
     private readonly finish: (ticket: GrantTicket, usage: Record<string, number>) => Promise<void>,
   ) {}
 
@@ -262,7 +282,7 @@ function limitError(p: PlannedCheck, refusal: Refusal, request: AdmitRequest): G
     case "runaway": {
       code = "runaway_request_loop";
       const windowS = p.check.kind === "repeat" ? p.check.windowMs / 1000 : 0;
-      message = `Runaway request loop: ${tenant} sent more than ${p.configured} identical requests within ${windowS} s; this one was not sent to the model.`;
+      message = `Runaway request loop: ${request.repeater ?? tenant} sent more than ${p.configured} identical requests within ${windowS} s; this one was not sent to the model.`;
       break;
     }
     default:

@@ -1,10 +1,17 @@
 /**
  * Runaway protection: a client stuck in a retry loop sends the same request again and again.
- * More than `runaway.max_identical` identical requests of one tenant within `runaway.window_ms`
- * (a window started by the first of them) are refused with 429 `runaway_request_loop` before
- * any upstream call, so the loop costs nothing. "Identical" is the fingerprint of the tenant and
- * the canonical request: the caller passes the parsed request serialized again (e.g.
- * `JSON.stringify` of the parsed body), so formatting differences of the client's JSON vanish.
+ * More than `runaway.max_identical` identical requests of one caller within `runaway.window_ms`
+ * (a window started by the first of them) are not sent upstream: they are answered from the
+ * answer just given to that caller (`runaway-replay.ts`, `runaway.replay`), or refused with 429
+ * `runaway_request_loop` when there is none to give, so the loop costs nothing either way.
+ *
+ * "Identical" is the fingerprint of the tenant, the caller within it, the endpoint, the model,
+ * whether it streams, and the canonical request: the caller passes the parsed request serialized
+ * again (e.g. `JSON.stringify` of the parsed body), so formatting differences of the client's
+ * JSON vanish. The caller (`runaway.key: caller`, the default) is the call key's id when a key
+ * was used, else the workload identity (SPIFFE principal), else the source address; identical
+ * requests of different callers never count together (many users of one app may send its one
+ * fixed prompt). `runaway.key: tenant` counts the whole tenant together, as before.
  *
  * The count is one limiter `repeat` check (INCR + PEXPIRE in the same script), part of the same
  * atomic admission as the other limits; a refused request does not extend the window.
@@ -12,12 +19,58 @@
 import { createHash } from "node:crypto";
 import type { RawConfig } from "../config/schema.ts";
 import type { PlannedCheck } from "./limits.ts";
+import type { Caller } from "./model.ts";
 
-export type RunawayConfig = RawConfig["runaway"];
+/**
+ * `runaway:` of the config. `key` and `replay*` may be absent (hand-built configs in tests and
+ * benches): absent means the schema's default.
+ */
+export type RunawayConfig = Pick<RawConfig["runaway"], "enable" | "window_ms" | "max_identical"> & Partial<Omit<RawConfig["runaway"], "enable" | "window_ms" | "max_identical">>;
 
-/** 128 bits of SHA-256 over the tenant id and the canonical request. */
-export function requestFingerprint(tenantId: string, canonicalRequest: string | Uint8Array): string {
-  return createHash("sha256").update(tenantId).update("\n").update(canonicalRequest).digest("hex").slice(0, 32);
+/** 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id) and the canonical request. */
+export function requestFingerprint(scope: string, canonicalRequest: string | Uint8Array): string {
+  return createHash("sha256").update(scope).update("\n").update(canonicalRequest).digest("hex").slice(0, 32);
+}
+
+/** Who is calling, as the transport knows it (the processor's `ClientIdentity`). */
+export interface TransportIdentity {
+  address?: string;
+  principal?: string;
+}
+
+/** The caller a runaway count belongs to: its scope (part of the fingerprint) and how messages name it. */
+export interface RunawayScope {
+  /** `tenant` alone, or `tenant` + `k:<key id>` / `p:<principal>` / `a:<address>`. */
+  scope: string;
+  /** For messages: `tenant 'shop'`, `key 'key_1' of tenant 'shop'`, `caller 10.0.0.7 of tenant 'shop'`. */
+  who: string;
+}
+
+/**
+ * The caller of a request within its tenant: the key's id, else the workload identity, else the
+ * source address. With `key: tenant`, or when the transport knows none of them, the tenant.
+ */
+export function runawayScope(config: RunawayConfig, caller: Caller, client: TransportIdentity): RunawayScope {
+  const tenant = caller.tenant.id;
+  const wholeTenant = { scope: tenant, who: `tenant '${tenant}'` };
+  if ((config.key ?? "caller") === "tenant") return wholeTenant;
+  const of = `of tenant '${tenant}'`;
+  if (caller.key) return { scope: `${tenant}\nk:${caller.key.id}`, who: `key '${caller.key.id}' (${caller.key.prefix}…) ${of}` };
+  if (client.principal !== undefined) return { scope: `${tenant}\np:${client.principal}`, who: `caller ${client.principal} ${of}` };
+  if (client.address !== undefined) return { scope: `${tenant}\na:${client.address}`, who: `caller ${client.address} ${of}` };
+  return wholeTenant;
+}
+
+/** What makes two requests identical besides their body: endpoint, model (Gemini's is in the path) and streaming. */
+export interface RequestShape {
+  endpoint: string;
+  model: string;
+  stream: boolean;
+}
+
+/** The fingerprint of one caller's request (`runawayScope`), its shape and its canonical body. */
+export function callerFingerprint(scope: RunawayScope, shape: RequestShape, canonicalRequest: string): string {
+  return requestFingerprint(`${scope.scope}\n${shape.endpoint}\n${shape.model}\n${shape.stream ? "stream" : "whole"}`, canonicalRequest);
 }
 
 /** The runaway check for a request's fingerprint, or undefined when runaway protection is off. */

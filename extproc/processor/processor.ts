@@ -23,7 +23,6 @@ import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
 import type { Governor, Ticket } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
-import { requestFingerprint } from "../governance/runaway.ts";
 import type { PolicyDecision, PolicyPlugin } from "../routing/policy/index.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { Tracer } from "@opentelemetry/api";
@@ -41,6 +40,7 @@ import { checkHead, parseBody } from "./request-checks.ts";
 import { chooseEdge, policyInputIfConsulted, type EdgeChoiceContext } from "./edge-choice.ts";
 import { cloudRoute } from "./cloud-route.ts";
 import { finalAnswer } from "./final-answer.ts";
+import { RunawayStage } from "./runaway-stage.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
 const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint", "x-gearbox-node", "x-gearbox-intent"];
@@ -94,6 +94,8 @@ export class RequestProcessor {
   /** The authenticated caller and its admission, when governance is on. */
   private caller: Caller | undefined;
   private ticket: Ticket | undefined;
+  /** Runaway protection's part (fingerprint, answer recorded for repeats, replay), once admitted. */
+  private runaway: RunawayStage | undefined;
   private parsed: ParsedCall | undefined;
   private decision: RouteDecision | undefined;
   private plan: CallPlan | undefined;
@@ -275,22 +277,35 @@ export class RequestProcessor {
    */
   private async admit(governor: Governor, caller: Caller, parsed: ParsedCall, json: JsonObject, routed: Outcome): Promise<Outcome> {
     this.trace?.step("gearbox.admission");
-    const fingerprint = requestFingerprint(caller.tenant.id, JSON.stringify(json));
+    const runaway = new RunawayStage(governor, caller, this.client, this.spec?.name ?? "", parsed, JSON.stringify(json));
+    this.runaway = runaway;
+    const { fingerprint, who: repeater } = runaway;
     // An edge answer that may be upgraded is admitted as a cloud call: the upgrade would cost it.
     const target = this.cascade && this.cascade.upgradeModel === undefined ? "edge" : "cloud";
-    const decision = await governor.admit({ caller, model: parsed.model, estimate: this.estimate(parsed), fingerprint, target });
+    const decision = await governor.admit({ caller, model: parsed.model, estimate: this.estimate(parsed), fingerprint, repeater, target });
     if (decision.ok) {
       this.ticket = decision.ticket;
+      runaway.admitted(decision.ticket);
       return routed;
     }
     this.decision = undefined;
     this.plan = undefined;
+    // A repeat past the limit: the answer just given to this caller, when there is one, rather than a refusal.
+    const replay = decision.runaway ? await runaway.replay(this.requestId) : undefined;
+    if (replay) {
+      this.cascade = undefined;
+      this.status = 200;
+      this.finish();
+      if (this.trace) Object.assign(replay.headers, this.trace.responseHeaders());
+      return { kind: "respond", response: replay };
+    }
     if (decision.degradeToEdge) {
       const edge = this.edgeCascade(parsed, json, undefined, `degraded:${decision.error.code ?? "limit"}`);
       if (edge instanceof EdgeCascade) {
-        const again = await governor.admit({ caller, model: parsed.model, estimate: this.estimate(parsed), fingerprint, target: "edge" });
+        const again = await governor.admit({ caller, model: parsed.model, estimate: this.estimate(parsed), fingerprint, repeater, target: "edge" });
         if (!again.ok) return this.reject(again.error);
         this.ticket = again.ticket;
+        runaway.admitted(again.ticket);
         this.cascade = edge;
         return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
       }
@@ -360,6 +375,7 @@ export class RequestProcessor {
     if (streamed && this.status < 400) {
       this.stream = this.plan.stream(this.status, headers);
       this.cache.streamStarted(this.status);
+      this.runaway?.streamStarted(this.status);
       // Every client schema Gearbox speaks streams SSE (Ollama's NDJSON is translated).
       if (!contentType.startsWith("text/event-stream")) setHeaders["content-type"] = "text/event-stream";
       // A rewritten stream's length is unknown in advance: let the codec chunk it.
@@ -374,10 +390,12 @@ export class RequestProcessor {
       if (!endOfStream) return CONTINUE;
       const verdict = this.cascade.verdict(this.responseHeadersSeen, chunk);
       if (!(verdict instanceof Promise)) {
+        this.runaway?.edgeAnswered(verdict);
         this.finish();
         return verdict;
       }
       return verdict.then((outcome) => {
+        this.runaway?.edgeAnswered(outcome);
         this.finish();
         return outcome;
       });
@@ -391,12 +409,14 @@ export class RequestProcessor {
       if (endOfStream) this.finish();
       const body = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
       this.cache.streamed(body, endOfStream);
+      this.runaway?.streamed(body, endOfStream);
       if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
       return { kind: "continue", mutation: { body } };
     }
     if (!endOfStream) return CONTINUE;
     const answer = finalAnswer(this.plan, this.status, this.responseHeadersSeen, chunk, this.decision, this.requestId);
     this.usage = answer.usage;
+    if (answer.cacheable !== undefined) this.runaway?.answered(answer.mutation?.setHeaders?.["content-type"] ?? this.responseHeadersSeen["content-type"], answer.mutation?.body ?? chunk);
     this.finish(answer.error);
     if (answer.cacheable !== undefined) this.cache.store(answer.cacheable);
     return answer.mutation ? { kind: "continue", mutation: answer.mutation } : CONTINUE;
@@ -466,10 +486,12 @@ export class RequestProcessor {
     if (typeof cost === "number") this.cloudSpend.add(cost);
     this.settleTicket(cost, error);
     const target = record.route === "cache" ? undefined : record.route;
+      runaway: this.runaway?.outcome,
     if (target && !error) {
       const signals = signalsFor(this.config);
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
       if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
+    this.runaway?.finished(error);
     }
     (this.deps.telemetry ?? logOnly(this.deps.logger)).request(record, this.config);
     endRequestTrace(this.trace, record, this.parsed, this.decision?.provider, error);

@@ -14,6 +14,7 @@ import { priceOf } from "../providers/provider.ts";
 import { resolveProvider, type RouteDecision } from "../routing/decide.ts";
 import type { PolicyDecision } from "../routing/policy/index.ts";
 import type { CacheLayer, CacheOutcome, CacheResult } from "./cache-stage.ts";
+import type { RunawayOutcome } from "./runaway-stage.ts";
 import { isObject } from "../schemas/fields.ts";
 
 /** Which front of Gearbox the request came through. */
@@ -52,6 +53,8 @@ export interface RequestRecord {
   error_code: string | undefined;
   /** The limit that sent a capped cloud call to the edge instead (`daily_cost_cap`, `rate_limit_tokens_per_minute`). */
   degraded: string | undefined;
+  /** A repeat past `runaway.max_identical`: answered from the answer just given (`replayed`, route `cache`) or `refused`. */
+  runaway: RunawayOutcome | undefined;
   input_tokens: number | undefined;
   output_tokens: number | undefined;
   /** Cloud cost at list price (USD); `null`: an unpriced cloud model. */
@@ -93,6 +96,8 @@ export interface RecordInput {
   firstByteAt: number | undefined;
   now: number;
   shadow: boolean;
+  /** What runaway protection did (`runaway-stage.ts`); absent → nothing. */
+  runaway?: RunawayOutcome | undefined;
 }
 
 const ms = (t: number): number => Math.round(t * 100) / 100;
@@ -100,7 +105,7 @@ const ms = (t: number): number => Math.round(t * 100) / 100;
 export function requestRecord(s: RecordInput): RequestRecord {
   const hit = s.cache.result === "hit";
   const event = s.cascade?.event;
-  const route: RecordRoute | undefined = hit ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? "cloud" : undefined;
+  const route: RecordRoute | undefined = hit || s.runaway === "replayed" ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? "cloud" : undefined;
   const reason = s.cascade ? s.cascade.routeReason : s.decision?.reason;
   const status = s.error?.status ?? s.status;
   const served = route !== undefined && s.error === undefined && status > 0 && status < 400;
@@ -132,6 +137,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
       status: 0,
       error_code: undefined,
       degraded: undefined,
+      runaway: undefined,
       input_tokens: undefined,
       output_tokens: undefined,
       cost_usd: undefined,
@@ -159,6 +165,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
     status,
     error_code: s.error?.code ?? undefined,
     degraded: reason?.startsWith("degraded:") ? reason.slice("degraded:".length) : undefined,
+    runaway: s.runaway,
     input_tokens: s.usage?.inputTokens,
     output_tokens: s.usage?.outputTokens,
     cost_usd: cloudCost(s),
