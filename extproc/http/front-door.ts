@@ -152,9 +152,11 @@ export class FrontDoorHandler {
         await this.answerLocally(res, processor, 503, "upstream connect error or disconnect/reset before headers");
         return;
       }
-      processor.abort(reason instanceof Error ? reason.message : String(reason));
-      if (res.destroyed || (abort.signal.aborted && !(reason instanceof GatewayError))) return;
-      sendError(res, reason instanceof GatewayError ? reason : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err }), processor.id);
+      if (clientGone) return processor.abort(reason instanceof Error ? reason.message : String(reason));
+      // The record says what the client gets (502, 504), not 499: only a client that left is 499.
+      const failure = reason instanceof GatewayError ? reason : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err });
+      processor.fail(failure);
+      if (!res.destroyed) sendError(res, failure, processor.id);
     } finally {
       clearTimeout(timer);
       res.off("close", onClose);

@@ -422,9 +422,14 @@ export class RequestProcessor {
     return answer.mutation ? { kind: "continue", mutation: answer.mutation } : CONTINUE;
   }
 
-  /** The transport gave up on the request (client gone, stream reset, upstream failure). */
+  /** The client went away (or Envoy dropped the stream) before its answer: recorded as 499. */
   abort(reason: string): void {
     if (this.spec && !this.logged) this.finish(new GatewayError(499, "server_error", reason));
+  }
+
+  /** The transport answered the client `error` itself (upstream unreachable 502, timed out 504): recorded as that. */
+  fail(error: GatewayError): void {
+    if (this.spec && !this.logged) this.finish(error);
   }
 
   /** An edge cascade for this call when it goes to an edge agent (`edge-choice.ts`); the policy's decision is kept for the record. */
@@ -481,17 +486,17 @@ export class RequestProcessor {
       firstByteAt: this.firstByteAt,
       now: performance.now(),
       shadow: this.shadow,
+      runaway: this.runaway?.outcome,
     });
     const cost = record.cost_usd;
     if (typeof cost === "number") this.cloudSpend.add(cost);
     this.settleTicket(cost, error);
+    this.runaway?.finished(error);
     const target = record.route === "cache" ? undefined : record.route;
-      runaway: this.runaway?.outcome,
     if (target && !error) {
       const signals = signalsFor(this.config);
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
       if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
-    this.runaway?.finished(error);
     }
     (this.deps.telemetry ?? logOnly(this.deps.logger)).request(record, this.config);
     endRequestTrace(this.trace, record, this.parsed, this.decision?.provider, error);

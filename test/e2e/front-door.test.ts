@@ -1,5 +1,7 @@
 /** The conformance suite through the HTTP front door, plus front-door-only behaviour. */
 import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import OpenAI from "openai";
 import { startOpenAIUpstream } from "../emulators/openai-upstream.ts";
@@ -38,8 +40,59 @@ test("front door: an unreachable provider is a 502 OpenAI error, and the server 
     await assert.rejects(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
     const health = await fetch(gateway.baseURL.replace("/v1", "/healthz"));
     assert.equal(health.status, 200);
+    // The record says what the client got (502), not that the client went away (499).
+    const records = gateway.logs.filter((l) => l.msg === "request");
+    assert.equal(records.length, 1);
+    assert.equal(records[0]?.status, 502);
+    assert.equal(records[0]?.error_code, "upstream_unreachable");
   } finally {
     await gateway.close();
+  }
+});
+
+test("front door: a provider that does not answer within its timeout is a 504, logged as 504", async () => {
+  const silent = http.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const { port } = silent.address() as AddressInfo;
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(`http://127.0.0.1:${port}/v1`).replace("api_key_env", "timeout_ms: 200\n    api_key_env"), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    await assert.rejects(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 504);
+    const records = gateway.logs.filter((l) => l.msg === "request");
+    assert.equal(records.length, 1);
+    assert.equal(records[0]?.status, 504);
+    assert.equal(records[0]?.error_code, "upstream_timeout");
+  } finally {
+    await gateway.close();
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test("front door: a client that leaves before the answer is logged as 499", async () => {
+  const silent = http.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const { port } = silent.address() as AddressInfo;
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(`http://127.0.0.1:${port}/v1`), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const leaving = new AbortController();
+    const sent = fetch(`${gateway.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "x" }] }),
+      signal: leaving.signal,
+    });
+    await new Promise((r) => silent.once("request", r));
+    leaving.abort();
+    await assert.rejects(sent);
+    for (let i = 0; i < 100 && !gateway.logs.some((l) => l.msg === "request"); i++) await new Promise((r) => setTimeout(r, 10));
+    const records = gateway.logs.filter((l) => l.msg === "request");
+    assert.equal(records.length, 1);
+    assert.equal(records[0]?.status, 499);
+  } finally {
+    await gateway.close();
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
   }
 });
 
