@@ -1,29 +1,37 @@
-/** For tests: a redis-server of the test's own on a free port, without persistence, that the test stops, freezes and restarts. */
+/**
+ * For tests: a redis-server of the test's own on a free port that the test stops, freezes and
+ * restarts; without persistence unless `persistDir` is given (then an append-only file there, so
+ * a restart keeps the data, as a production Redis does).
+ */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
 
 export class RedisChild {
   private child: ChildProcess | undefined;
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly persistDir?: string,
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisChild> {
+  static async start(options: { persistDir?: string } = {}): Promise<RedisChild> {
     const probe = createServer().listen(0, "127.0.0.1");
     await once(probe, "listening");
     const address = probe.address();
     probe.close();
-    const server = new RedisChild(typeof address === "object" && address ? address.port : 0);
+    const server = new RedisChild(typeof address === "object" && address ? address.port : 0, options.persistDir);
     await server.up();
     return server;
   }
 
-  /** Starts (or restarts) the server on the same port: empty, since nothing is persisted. */
+  /** Starts (or restarts) the server on the same port: empty unless persisted. */
   async up(): Promise<void> {
-    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
+    const persistence = this.persistDir === undefined ? ["--appendonly", "no"] : ["--appendonly", "yes", "--appendfsync", "always", "--dir", this.persistDir];
+    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", ...persistence], { stdio: ["ignore", "pipe", "inherit"] });
     this.child = child;
     let out = "";
     for await (const chunk of child.stdout) {
