@@ -81,11 +81,40 @@ export interface RouteOptions {
   hostRewrite?: string;
   /** `route.prefix_rewrite`: replaces the matched `prefix` of `:path`. */
   prefixRewrite?: string;
+  /** `route.retry_policy` (default: no retries). */
+  retryPolicy?: RetryPolicyOptions;
+}
+
+/**
+ * `config.route.v3.RetryPolicy`, the part Gearbox's configs use. Durations in ms. The harness
+ * retries as Envoy's router does (`source/common/router/retry_state_impl.cc`): before any
+ * response header goes to the filters, on the listed conditions, within `num_retries` and the
+ * cluster's retry budget, after a jittered back-off or a rate-limited one read from a reset header.
+ */
+export interface RetryPolicyOptions {
+  /** `retry_on`, comma-separated: `connect-failure`, `refused-stream`, `reset-before-request`, `reset`, `retriable-status-codes`, `5xx`, `gateway-error`. */
+  retry_on: string;
+  /** `num_retries` (Envoy default 1). */
+  num_retries?: number;
+  /** `retriable_status_codes`. */
+  retriable_status_codes?: number[];
+  /** `retry_back_off` (Envoy default base 25 ms, max 10 × base). */
+  retry_back_off?: { base_interval_ms: number; max_interval_ms?: number };
+  /** `rate_limited_retry_back_off` with SECONDS reset headers only. */
+  rate_limited_retry_back_off?: { reset_headers: string[]; max_interval_ms?: number };
+}
+
+/** `circuit_breakers.thresholds[].retry_budget` of a cluster (Envoy defaults: 20 %, 3). */
+export interface RetryBudgetOptions {
+  budget_percent?: number;
+  min_retry_concurrency?: number;
 }
 
 /** A static cluster with one endpoint, given as a URL (`http://127.0.0.1:1234`). */
 export interface StaticClusterOptions {
   url: string;
+  /** The cluster's retry budget; without one, Envoy's default `max_retries` circuit breaker (3 concurrent retries). */
+  retryBudget?: RetryBudgetOptions;
 }
 
 /**

@@ -9,7 +9,7 @@ import http from "node:http";
 import { once } from "node:events";
 import { isIP } from "node:net";
 import { AbortedError } from "./body.ts";
-import { DEFAULT_ORIGINAL_DST_HEADER, type ResolvedEnvoyConfig, type RouteOptions } from "./config.ts";
+import { DEFAULT_ORIGINAL_DST_HEADER, type ResolvedEnvoyConfig, type RetryBudgetOptions, type RetryPolicyOptions, type RouteOptions } from "./config.ts";
 import type { Forward } from "./filter.ts";
 import { HeaderMap, isHopByHop, rawHeaderPairs } from "./headers.ts";
 import type { EnvoyStats } from "./stats.ts";
@@ -48,8 +48,55 @@ function upstreamResponseHeaders(message: http.IncomingMessage, startedAt: numbe
   return headers;
 }
 
+/** Whether a try's result meets the policy's `retry_on` (`retry_state_impl.cc` `wouldRetryFromHeaders`/`FromReset`). */
+function retriable(policy: RetryPolicyOptions, result: UpstreamResult): boolean {
+  const on = new Set(policy.retry_on.split(",").map((c) => c.trim()));
+  if (result.type === "aborted") return false;
+  if (result.type === "local") {
+    if (!result.details.startsWith("upstream_reset_before_response_started")) return false;
+    // A refused connection never carried the request; any other reset may have.
+    const connect = result.details.includes("connection failure");
+    return (connect && (on.has("connect-failure") || on.has("reset-before-request"))) || on.has("reset") || on.has("5xx") || on.has("gateway-error");
+  }
+  const status = Number(result.headers.get(":status"));
+  if (on.has("retriable-status-codes") && (policy.retriable_status_codes ?? []).includes(status)) return true;
+  if (on.has("5xx") && status >= 500) return true;
+  return on.has("gateway-error") && (status === 502 || status === 503 || status === 504);
+}
+
+/**
+ * The wait before retry `n`: a reset header's seconds when `rate_limited_retry_back_off` reads one
+ * within `max_interval` (jittered to [interval, 1.5 × interval]), else Envoy's jittered
+ * exponential back-off, random in [0, min(base × (2^n − 1), max)).
+ */
+function backOffMs(policy: RetryPolicyOptions, n: number, result: UpstreamResult): number {
+  const limited = policy.rate_limited_retry_back_off;
+  if (limited && result.type === "upstream") {
+    for (const name of limited.reset_headers) {
+      const value = result.headers.get(name.toLowerCase());
+      const seconds = value !== undefined && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
+      if (seconds === undefined || seconds * 1000 > (limited.max_interval_ms ?? 300_000)) continue;
+      return seconds * 1000 * (1 + Math.random() / 2);
+    }
+  }
+  const base = policy.retry_back_off?.base_interval_ms ?? 25;
+  const max = policy.retry_back_off?.max_interval_ms ?? base * 10;
+  return Math.random() * Math.min(base * (2 ** n - 1), max);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
 /** Route matching and upstream proxying of one harness. */
 export class Router {
+  /** Requests in flight per cluster, and retries among them (the retry budget's inputs). */
+  private readonly active: Record<string, number> = {};
+  private readonly activeRetries: Record<string, number> = {};
+
   constructor(
     private readonly config: ResolvedEnvoyConfig,
     private readonly stats: EnvoyStats,
@@ -85,13 +132,61 @@ export class Router {
       headers.set(":path", route.prefixRewrite + path.slice((route.prefix ?? "/").length));
     }
     if (route.hostRewrite !== undefined) headers.set(":authority", route.hostRewrite);
+    const policy = route.retryPolicy;
+    if (policy === undefined) return this.attempt(route.cluster, endpoint, request, request.body, signal);
+    // With a retry policy the router buffers the request body so that it can send it again.
+    const chunks: Buffer[] = [];
+    for await (const chunk of request.body) chunks.push(chunk);
+    const body = [Buffer.concat(chunks)];
+    const budget = "url" in cluster ? cluster.retryBudget : undefined;
+    this.active[route.cluster] = (this.active[route.cluster] ?? 0) + 1;
+    let retrying = false;
+    try {
+      for (let retries = 0; ; retries += 1) {
+        const result = await this.attempt(route.cluster, endpoint, request, body, signal);
+        if (retrying) this.activeRetries[route.cluster] = (this.activeRetries[route.cluster] ?? 1) - 1;
+        retrying = false;
+        if (!retriable(policy, result) || retries >= (policy.num_retries ?? 1) || signal.aborted) return result;
+        if (!this.retryAllowed(route.cluster, budget)) {
+          this.stats.upstreamRetryOverflow[route.cluster] = (this.stats.upstreamRetryOverflow[route.cluster] ?? 0) + 1;
+          return result;
+        }
+        this.stats.upstreamRetries[route.cluster] = (this.stats.upstreamRetries[route.cluster] ?? 0) + 1;
+        this.activeRetries[route.cluster] = (this.activeRetries[route.cluster] ?? 0) + 1;
+        retrying = true;
+        const wait = backOffMs(policy, retries + 1, result);
+        // The failed try's answer is dropped, never forwarded.
+        if (result.type === "upstream") result.message.resume();
+        await sleep(wait, signal);
+      }
+    } finally {
+      if (retrying) this.activeRetries[route.cluster] = (this.activeRetries[route.cluster] ?? 1) - 1;
+      this.active[route.cluster] = (this.active[route.cluster] ?? 1) - 1;
+    }
+  }
+
+  /**
+   * Envoy's retry circuit breaker: with a `retry_budget`, active retries may be at most
+   * `budget_percent` of the active requests (never fewer than `min_retry_concurrency`); without
+   * one, `max_retries` (default 3) concurrent retries.
+   */
+  private retryAllowed(cluster: string, budget: RetryBudgetOptions | undefined): boolean {
+    const retries = this.activeRetries[cluster] ?? 0;
+    if (budget === undefined) return retries < 3;
+    const limit = Math.max(budget.min_retry_concurrency ?? 3, ((budget.budget_percent ?? 20) / 100) * (this.active[cluster] ?? 0));
+    return retries < limit;
+  }
+
+  /** One try: sends the request and its body, resolves at the response headers (or a local reply). */
+  private attempt(clusterName: string, endpoint: Endpoint, request: Forward, body: Forward["body"], signal: AbortSignal): Promise<UpstreamResult> {
+    const headers = request.headers;
     const outgoing = headers.toOutgoing();
     outgoing.host = headers.get(":authority") ?? "";
     outgoing["x-envoy-expected-rq-timeout-ms"] = String(this.config.routeTimeoutMs);
     // Envoy's HTTP/1 codec frames a body without content-length as chunked.
     if (!request.endOfStream && !headers.has("content-length")) outgoing["transfer-encoding"] = "chunked";
 
-    this.stats.upstreamRequests[route.cluster] = (this.stats.upstreamRequests[route.cluster] ?? 0) + 1;
+    this.stats.upstreamRequests[clusterName] = (this.stats.upstreamRequests[clusterName] ?? 0) + 1;
     const hostKey = `${endpoint.host}:${endpoint.port}`;
     this.stats.upstreamHosts[hostKey] = (this.stats.upstreamHosts[hostKey] ?? 0) + 1;
     const startedAt = Date.now();
@@ -105,7 +200,7 @@ export class Router {
       signal,
     });
     upstream.flushHeaders();
-    void this.sendBody(upstream, request);
+    void this.sendBody(upstream, body);
     return this.awaitResponse(upstream, signal, startedAt);
   }
 
@@ -132,9 +227,9 @@ export class Router {
   }
 
   /** Streams the (processed) request body upstream, honouring backpressure. */
-  private async sendBody(upstream: http.ClientRequest, request: Forward): Promise<void> {
+  private async sendBody(upstream: http.ClientRequest, body: Forward["body"]): Promise<void> {
     try {
-      for await (const chunk of request.body) {
+      for await (const chunk of body) {
         if (!upstream.write(chunk)) await once(upstream, "drain");
       }
       upstream.end();

@@ -108,6 +108,10 @@ export interface EnvoyStats {
   upstreamRequests: Record<string, number>;
   /** Upstream requests per `host:port` actually contacted. */
   upstreamHosts: Record<string, number>;
+  /** Retries by cluster (Envoy `upstream_rq_retry`). */
+  upstreamRetries: Record<string, number>;
+  /** Retries refused by the retry budget or `max_retries` (Envoy `upstream_rq_retry_overflow`). */
+  upstreamRetryOverflow: Record<string, number>;
 }
 
 /** A fresh, zeroed set of counters. */
@@ -144,5 +148,7 @@ export function newStats(): EnvoyStats {
     downstreamResets: 0,
     upstreamRequests: {},
     upstreamHosts: {},
+    upstreamRetries: {},
+    upstreamRetryOverflow: {},
   };
 }

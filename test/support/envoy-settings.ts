@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { ProcessingMode } from "../../proto/generated/envoy/extensions/filters/http/ext_proc/v3/ProcessingMode.ts";
+import type { RetryBudgetOptions, RetryPolicyOptions } from "../harness/config.ts";
 import type { ExtProcOptions } from "../harness/envoy.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -54,4 +55,32 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
   const deferredClose = durationMs(filter.deferred_close_timeout);
   if (deferredClose !== undefined) extProc.deferredCloseTimeoutMs = deferredClose;
   return { extProc, bufferLimitBytes };
+}
+
+/** The retry policy of a shipped config's route to `cluster`, and that cluster's retry budget, as harness options. */
+export function shippedProviderRetries(name = "sidecar.yaml", cluster = "openai"): { retryPolicy: RetryPolicyOptions; retryBudget: RetryBudgetOptions | undefined } {
+  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  let policy: Record<string, unknown> | undefined;
+  let budget: Record<string, unknown> | undefined;
+  for (const node of walk(doc)) {
+    if (node.cluster === cluster && isObject(node.retry_policy)) policy ??= node.retry_policy;
+    if (node.name === cluster && isObject(node.circuit_breakers)) {
+      for (const t of walk(node.circuit_breakers)) if (isObject(t.retry_budget)) budget ??= t.retry_budget;
+    }
+  }
+  if (!policy) throw new Error(`envoy/${name} has no retry policy on its route to ${cluster}`);
+  const retryPolicy: RetryPolicyOptions = { retry_on: String(policy.retry_on) };
+  if (typeof policy.num_retries === "number") retryPolicy.num_retries = policy.num_retries;
+  if (Array.isArray(policy.retriable_status_codes)) retryPolicy.retriable_status_codes = policy.retriable_status_codes.map(Number);
+  const backOff = isObject(policy.retry_back_off) ? policy.retry_back_off : undefined;
+  const base = durationMs(backOff?.base_interval);
+  if (base !== undefined) retryPolicy.retry_back_off = { base_interval_ms: base, ...(durationMs(backOff?.max_interval) !== undefined && { max_interval_ms: durationMs(backOff?.max_interval) }) };
+  const limited = isObject(policy.rate_limited_retry_back_off) ? policy.rate_limited_retry_back_off : undefined;
+  if (limited && Array.isArray(limited.reset_headers)) {
+    const headers = limited.reset_headers.filter((h): h is Record<string, unknown> => isObject(h) && h.format === "SECONDS").map((h) => String(h.name));
+    retryPolicy.rate_limited_retry_back_off = { reset_headers: headers, ...(durationMs(limited.max_interval) !== undefined && { max_interval_ms: durationMs(limited.max_interval) }) };
+  }
+  const percent = isObject(budget?.budget_percent) ? Number(budget.budget_percent.value) : undefined;
+  const retryBudget: RetryBudgetOptions | undefined = budget ? { ...(percent !== undefined && { budget_percent: percent }), ...(typeof budget.min_retry_concurrency === "number" && { min_retry_concurrency: budget.min_retry_concurrency }) } : undefined;
+  return { retryPolicy, retryBudget };
 }
