@@ -8,6 +8,8 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import type { z } from "zod";
 import { DEFAULT_AUTH, PRESETS } from "../providers/catalog.ts";
 import type { Provider } from "../providers/provider.ts";
+import type { ProviderTimeouts } from "../resilience/timeouts.ts";
+import { checkFallbacks } from "../resilience/fallback-chains.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { configSchema, type ProviderConfig, type RawConfig } from "./schema.ts";
 
@@ -106,6 +108,7 @@ export function resolveConfig(raw: RawConfig, env: NodeJS.ProcessEnv, source: st
     if (/^[^/\s]+:\d{1,5}$/.test(xdsAddress)) xds.address = xdsAddress;
     else errors.push(`GEARBOX_XDS_ADDRESS: must be host:port, got '${xdsAddress}'`);
   }
+  if (errors.length === 0) errors.push(...checkFallbacks(raw.resilience.fallbacks, providers, raw.edge.default_model).map((e) => (source ? `${source}: ${e}` : e)));
   if (errors.length > 0) return fail(...errors);
   return ok({ ...raw, listen, xds, providers, source });
 }
@@ -121,6 +124,7 @@ function defaultOpenAI(env: NodeJS.ProcessEnv): ProviderConfig {
     pricing: {},
     default: true,
     timeout_ms: 600_000,
+    timeouts: { connect_ms: 5_000, idle_ms: 120_000 },
   };
 }
 
@@ -148,11 +152,18 @@ function resolveProvider(p: ProviderConfig, env: NodeJS.ProcessEnv, where: strin
     pricing,
     params: { drop: [...(preset?.params?.drop ?? []), ...(p.params?.drop ?? [])], rename: { ...preset?.params?.rename, ...p.params?.rename } },
     isDefault: p.default,
-    timeoutMs: p.timeout_ms,
+    timeoutMs: p.timeouts.total_ms ?? p.timeout_ms,
+    timeouts: timeoutsFrom(p),
   };
   if (key.value !== undefined) provider.apiKey = key.value;
   if (p.api_version !== undefined) provider.apiVersion = p.api_version;
   return provider;
+}
+
+/** A provider's timeouts: first byte and total default to `timeout_ms`. */
+function timeoutsFrom(p: ProviderConfig): ProviderTimeouts {
+  const total = p.timeouts.total_ms ?? p.timeout_ms;
+  return { connectMs: Math.min(p.timeouts.connect_ms, total), firstByteMs: Math.min(p.timeouts.first_byte_ms ?? total, total), idleMs: p.timeouts.idle_ms, totalMs: total };
 }
 
 function readKey(p: ProviderConfig, env: NodeJS.ProcessEnv, where: string, errors: string[]): { value?: string; source: string } {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { isCidr } from "../governance/cidr.ts";
 import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
 import { routePolicyShape } from "../routing/policy/schema.ts";
+import { providerTimeoutsSchema, resilienceSchema } from "../resilience/config-schema.ts";
 
 const port = z.number().int().min(0).max(65535);
 
@@ -53,8 +54,10 @@ export const providerSchema = z.strictObject({
   params: z.strictObject({ drop: z.array(z.string()).optional(), rename: z.record(z.string(), z.string()).optional() }).optional(),
   /** Where requests for models no provider lists go. At most one provider sets it. */
   default: z.boolean().default(false),
-  /** Upstream timeout for the front door's own calls (ms). */
+  /** Upstream timeout for the front door's own calls (ms); `timeouts.total_ms` wins over it. */
   timeout_ms: z.number().int().positive().default(600_000),
+  /** Connect, first byte, idle gap and total timeouts of Gearbox's calls to this provider. */
+  timeouts: providerTimeoutsSchema.prefault({}),
 });
 
 const similarity = z.number().gt(0).max(1);
@@ -333,6 +336,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   /** Traces (OpenTelemetry, OTLP gRPC): see `extproc/telemetry/tracing.ts`. */
   telemetry: z.strictObject({ tracing: tracingSchema.prefault({}) }).prefault({}),
+  /** Provider failover: retries, retry budget, circuit breakers, fallback chains (`extproc/resilience/`). */
+  resilience: resilienceSchema.prefault({}),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

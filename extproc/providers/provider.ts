@@ -1,5 +1,6 @@
 /** A configured upstream provider, resolved from config and its catalog preset. */
 import type { AuthScheme, ModelPrice, ParamRules, ProviderKind } from "./catalog.ts";
+import type { ProviderTimeouts } from "../resilience/timeouts.ts";
 
 export type { ProviderKind } from "./catalog.ts";
 
@@ -23,7 +24,10 @@ export interface Provider {
   /** Azure OpenAI `api-version`. */
   apiVersion?: string;
   isDefault: boolean;
+  /** The whole call's timeout (`timeouts.total_ms`, else `timeout_ms`). */
   timeoutMs: number;
+  /** Connect, first byte, idle gap and total (`resilience/timeouts.ts`); absent → `timeoutMs` for each. */
+  timeouts?: ProviderTimeouts;
 }
 
 /** Every header a client may use to present a key: none of them is forwarded upstream. */
