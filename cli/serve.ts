@@ -18,6 +18,7 @@ import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { createSemanticCache, currentEdges } from "../extproc/cache/semantic/create-semantic-cache.ts";
 import { edgeAgentsFor } from "../extproc/processor/config-state.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
+import { ExtProcStreamStats } from "../extproc/grpc/stream-stats.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
@@ -148,7 +149,9 @@ export async function serve(mode: ServeMode): Promise<Running> {
   }
   const semanticCache = semantic.value.cache;
   const semanticStore = semantic.value.store;
+  const extProcStreams = new ExtProcStreamStats();
   const gatewayMetrics = new GatewayMetrics({
+    extProcStreams,
     alerts: governed.governance.governor.alerts,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),
@@ -163,7 +166,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     // Serve once the policy and the edge set have arrived; a control plane not up yet leaves the config file's policy.
     if (!(await follower.ready(3_000))) logger.warn({ address: follows }, "control plane not reachable yet; serving the config file's policy until it is");
   }
-  const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host);
+  const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host, extProcStreams);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
   // One /metrics: the gateway's, plus the control plane's when it runs in this process.
   /** Stops what started before the metrics server (the rest of `stop`). */

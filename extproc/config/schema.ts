@@ -325,6 +325,18 @@ export const configSchema = z.strictObject({
       endpoints: z.array(z.enum(["chat_completions", "embeddings", "messages"])).default([]),
     })
     .prefault({}),
+  /** The ext_proc gRPC service (`extproc/grpc/server.ts`). */
+  extproc: z
+    .strictObject({
+      /**
+       * A `Process` stream with no message from Envoy and no answer from Gearbox for this long is
+       * released (gRPC DEADLINE_EXCEEDED, request recorded as 504 `extproc_stream_idle`). Above the
+       * shipped Envoy configs' `stream_idle_timeout` (300 s), which ends a live request's stream
+       * first: this only frees streams Envoy forgot.
+       */
+      stream_idle_ms: z.number().int().min(100).default(600_000),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */

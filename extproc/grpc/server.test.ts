@@ -5,6 +5,7 @@ import { HealthClient } from "../../test/support/health-client.ts";
 import type { ProcessingRequest } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import { extProcPackage } from "../envoy/protos.ts";
+import { GatewayMetrics } from "../telemetry/metrics.ts";
 import { startTestGateway, testConfig, type TestGateway } from "../../test/support/gateway.ts";
 
 let gateway: TestGateway;
@@ -119,4 +120,64 @@ test("forged routing headers are removed in the request-headers answer, before t
   assert.equal(answer?.clear_route_cache, true);
   const clean = await converse([chatHeaders]);
   assert.equal(clean[0]?.request_headers?.response?.header_mutation ?? undefined, undefined);
+});
+
+test("a stream nobody speaks on is released after extproc.stream_idle_ms, counted, and the request recorded as 504", async () => {
+  const idle = await startTestGateway(testConfig("extproc:\n  stream_idle_ms: 150\nproviders:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"));
+  const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
+  const client = new Client(idle.extProcAddress, grpc.credentials.createInsecure());
+  try {
+    const call = client.Process();
+    const answers: ProcessingResponse__Output[] = [];
+    call.on("data", (r: ProcessingResponse__Output) => answers.push(r));
+    const ended = new Promise<grpc.ServiceError>((resolve) => call.on("error", resolve));
+    // Headers, then silence: no body, no half-close (a request Envoy forgot).
+    call.write(chatHeaders);
+    const err = await ended;
+    assert.equal(err.code, grpc.status.DEADLINE_EXCEEDED);
+    assert.deepEqual(answers.map((a) => a.response), ["request_headers"]);
+    assert.equal(idle.extProc.stats.idleReleased, 1);
+    const scraped = await new GatewayMetrics({ extProcStreams: idle.extProc.stats }, { defaultMetrics: false }).registry.metrics();
+    assert.match(scraped, /^gearbox_extproc_streams_idle_released_total 1$/m);
+    const records = idle.logs.filter((l) => l.msg === "request");
+    assert.equal(records.length, 1);
+    assert.equal(records[0]?.status, 504);
+    assert.equal(records[0]?.error_code, "extproc_stream_idle");
+    assert.ok(idle.logs.some((l) => l.msg === "ext_proc stream idle: released"));
+  } finally {
+    client.close();
+    await idle.close();
+  }
+});
+
+test("a stream that keeps talking is not released, however long it lives", async () => {
+  const idle = await startTestGateway(testConfig("extproc:\n  stream_idle_ms: 400\nproviders:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"));
+  const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
+  const client = new Client(idle.extProcAddress, grpc.credentials.createInsecure());
+  try {
+    const call = client.Process();
+    const answers: ProcessingResponse__Output[] = [];
+    call.on("data", (r: ProcessingResponse__Output) => answers.push(r));
+    const ended = new Promise<void>((resolve, reject) => {
+      call.on("error", reject);
+      call.on("end", resolve);
+    });
+    call.write(chatHeaders);
+    call.write(chatBody);
+    call.write({ response_headers: { headers: { headers: [header(":status", "200"), header("content-type", "text/event-stream")] } } });
+    // Stream chunks 100 ms apart, 1 s in all: each one restarts the 400 ms idle timer.
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      call.write({ response_body: { body: Buffer.from('data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n') } });
+    }
+    call.write({ response_body: { body: Buffer.from("data: [DONE]\n\n"), end_of_stream: true } });
+    call.end();
+    await ended;
+    assert.equal(answers.length, 14);
+    assert.equal(idle.extProc.stats.idleReleased, 0);
+    assert.equal(idle.logs.filter((l) => l.msg === "request")[0]?.status, 200);
+  } finally {
+    client.close();
+    await idle.close();
+  }
 });

@@ -9,12 +9,13 @@ import { HealthImplementation } from "grpc-health-check";
 import type { ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import { extProcPackage } from "../envoy/protos.ts";
-import { toErrorResponse } from "../errors.ts";
+import { GatewayError, toErrorResponse } from "../errors.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import { CONTINUE, type Outcome } from "../processor/outcome.ts";
 import { clientIdentityOf } from "./attributes.ts";
 import { ObservedRequestBody } from "./observed-body.ts";
 import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
+import { ExtProcStreamStats } from "./stream-stats.ts";
 
 export const EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
 
@@ -22,6 +23,7 @@ type ProcessStream = grpc.ServerDuplexStream<ProcessingRequest__Output, Processi
 
 export interface ExtProcServer {
   port: number;
+  stats: ExtProcStreamStats;
   /** Stops taking new streams, lets open ones finish (up to `graceMs`), then closes. */
   drain(graceMs?: number): Promise<void>;
 }
@@ -68,8 +70,36 @@ function outcomeForFault(phase: RequestPhase, err: unknown, requestId: string): 
   return requestSide ? { kind: "respond", response: toErrorResponse(err, requestId) } : CONTINUE;
 }
 
-function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
+/**
+ * Releases a stream nobody speaks on for `idleMs` (`extproc.stream_idle_ms`): Envoy ends a live
+ * request's stream itself (HCM `stream_idle_timeout`, a reset → `cancelled`), so a stream silent
+ * past that is one Envoy forgot (a half-open connection keepalive has not caught, a filter stuck
+ * upstream of the router). It ends with DEADLINE_EXCEEDED, which Envoy treats as a stream error
+ * (500, or continue with `failure_mode_allow`), and the request is recorded as a 504.
+ */
+function idleRelease(deps: ProcessorDeps, call: ProcessStream, processor: RequestProcessor, stats: ExtProcStreamStats): { touch(): void; stop(): void; readonly released: boolean } {
+  const idleMs = deps.config.extproc.stream_idle_ms;
+  let released = false;
+  const timer = setTimeout(() => {
+    released = true;
+    stats.idleReleased++;
+    deps.logger.warn({ request_id: processor.id || undefined, idle_ms: idleMs }, "ext_proc stream idle: released");
+    processor.fail(new GatewayError(504, "timeout_error", `The ext_proc stream was idle for ${idleMs} ms.`, { code: "extproc_stream_idle" }));
+    call.emit("error", { code: grpc.status.DEADLINE_EXCEEDED, details: `gearbox: ext_proc stream idle for ${idleMs} ms` });
+  }, idleMs);
+  timer.unref();
+  return {
+    touch: () => void (released || timer.refresh()),
+    stop: () => clearTimeout(timer),
+    get released() {
+      return released;
+    },
+  };
+}
+
+function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcStreamStats): void {
   const processor = new RequestProcessor(deps);
+  const idle = idleRelease(deps, call, processor, stats);
   let observed: ObservedRequestBody | undefined;
   // Answers must go back one per message and in order; a phase that awaits (a cloud upgrade)
   // holds the messages behind it in this queue.
@@ -78,7 +108,9 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
     let phase: RequestPhase = "request_headers";
     const reply = (response: ProcessingResponse) => {
       // Observability mode is send-and-go: Envoy ignores responses, so none are sent.
-      if (!message.observability_mode) call.write(response);
+      if (idle.released || message.observability_mode) return;
+      idle.touch();
+      call.write(response);
     };
     const fault = (err: unknown) => {
       deps.logger.error({ err, request_id: processor.id, phase }, "ext_proc phase failed");
@@ -96,6 +128,8 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
     }
   };
   call.on("data", (received: ProcessingRequest__Output) => {
+    if (idle.released) return;
+    idle.touch();
     if (received.observability_mode && !observed) {
       // Envoy ignores every answer: Gearbox only observes (shadow mode) this request.
       processor.observeOnly();
@@ -111,16 +145,22 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream): void {
     if (result) pending = result.finally(() => (pending = undefined));
   });
   call.on("end", () => {
+    idle.stop();
+    if (idle.released) return;
     if (pending) void pending.then(() => call.end());
     else call.end();
   });
   call.on("error", (err) => {
+    idle.stop();
     processor.abort(`ext_proc stream error: ${err.message}`);
   });
-  call.on("cancelled", () => processor.abort("ext_proc stream cancelled by Envoy"));
+  call.on("cancelled", () => {
+    idle.stop();
+    processor.abort("ext_proc stream cancelled by Envoy");
+  });
 }
 
-export async function startExtProcServer(deps: ProcessorDeps, port: number, host = "0.0.0.0"): Promise<ExtProcServer> {
+export async function startExtProcServer(deps: ProcessorDeps, port: number, host = "0.0.0.0", stats = new ExtProcStreamStats()): Promise<ExtProcServer> {
   const maxMessage = deps.config.limits.max_request_bytes + 1024 * 1024;
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessage,
@@ -131,13 +171,14 @@ export async function startExtProcServer(deps: ProcessorDeps, port: number, host
   const health = new HealthImplementation({ "": "SERVING", [EXT_PROC_SERVICE]: "SERVING" });
   health.addToServer(server);
   server.addService(extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor.service, {
-    Process: (call: ProcessStream) => handleStream(deps, call),
+    Process: (call: ProcessStream) => handleStream(deps, call, stats),
   });
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
   return {
     port: bound,
+    stats,
     drain: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
         health.setStatus("", "NOT_SERVING");

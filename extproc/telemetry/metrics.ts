@@ -15,6 +15,8 @@ export interface MetricSources {
   limiter?: { readonly redisHealthy: boolean; readonly fallbackDecisions: number; readonly redisErrors: number };
   /** Cost alert thresholds crossed (`Governor.alerts`). */
   alerts?: { readonly fired: number };
+  /** The ext_proc server's stream counters (`ExtProcStreamStats`). */
+  extProcStreams?: { readonly idleReleased: number };
   /** The semantic cache's running counters (`SemanticCache.stats`) and its store's size. */
   semantic?: { readonly stats: Readonly<Record<SemanticOutcome, number>>; size(): { entries: number; bytes: number } };
 }
@@ -134,6 +136,10 @@ export class GatewayMetrics {
       totalFrom(this.r, "gearbox_semantic_cache_stored_total", "Answers stored in the semantic cache.", () => semantic.stats.stored);
       gaugeFrom(this.r, "gearbox_semantic_cache_entries", "Entries in this replica's semantic-cache index.", () => semantic.size().entries);
       gaugeFrom(this.r, "gearbox_semantic_cache_bytes", "Bytes of entries this replica's semantic-cache store holds (in memory: questions, answers, vectors).", () => semantic.size().bytes);
+    }
+    if (sources.extProcStreams) {
+      const streams = sources.extProcStreams;
+      totalFrom(this.r, "gearbox_extproc_streams_idle_released_total", "ext_proc streams released by the server-side idle timeout (extproc.stream_idle_ms): streams Envoy left open with nothing said.", () => streams.idleReleased);
     }
     if (alerts) totalFrom(this.r, "gearbox_cost_alerts_total", "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).", () => alerts.fired);
   }
