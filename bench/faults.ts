@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { numberArg } from "./processes.ts";
-import { startLab, type Lab } from "./faults/lab.ts";
+import { startLab, type Lab } from "../test/faults/lab.ts";
 import { memoryOverFaults, providerFault, providerRuns } from "./faults/provider-scenarios.ts";
 import { markdownTable } from "./faults/report.ts";
 import { controlPlaneRestarted, edgeAgentKilled, extProcRestarted, redisOutage } from "./faults/state-scenarios.ts";

@@ -8,10 +8,10 @@
 import { startEnvoy, type EnvoyHarness } from "../../test/harness/envoy.ts";
 import type { Fault } from "../../test/emulators/faulty-upstream.ts";
 import { shippedEnvoySettings } from "../../test/support/envoy-settings.ts";
-import { PRIMARY_MODEL, startGateway, type GatewaySpec, type Lab } from "./lab.ts";
+import { PRIMARY_MODEL, startGateway, type GatewaySpec, type Lab } from "../../test/faults/lab.ts";
 import type { Load } from "./state-scenarios.ts";
 import { failures, percentile, tally, type Row } from "./tally.ts";
-import { chat, closedLoop, openLoop, type Sample } from "./traffic.ts";
+import { chat, closedLoop, openLoop, type Sample } from "../../test/faults/traffic.ts";
 
 export type Transport = Row["transport"];
 

@@ -2,8 +2,8 @@
  * One scenario's figures from its samples: sent, succeeded, failed by cause, refusals by a limit,
  * admissions over a limit, upstream calls and the extra ones retries caused, latency, memory.
  */
-import type { Memory } from "./gateway-process.ts";
-import type { Sample } from "./traffic.ts";
+import type { Memory } from "../../test/support/gateway-process.ts";
+import type { Sample } from "../../test/faults/traffic.ts";
 
 export interface Row {
   scenario: string;

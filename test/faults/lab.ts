@@ -1,14 +1,14 @@
 /**
- * The fault bench's world: two provider emulators (`openai` serving `gpt-4o-mini`, the one that
+ * The fault suite's world (tests and `bench/faults.ts`): two provider emulators (`openai` serving `gpt-4o-mini`, the one that
  * fails; `backup` serving `deepseek-chat`, the healthy fallback), a Redis of its own, and Gearbox
  * processes configured against them. The config asks for everything the scenario needs; parts
  * the gateway does not accept yet (resilience settings not built) are left out and noted, so the
  * table shows what the code does today rather than failing to start.
  */
 import { randomBytes } from "node:crypto";
-import { startFaultyUpstream, type FaultyUpstream } from "../../test/emulators/faulty-upstream.ts";
-import type { RedisChild } from "../../test/support/redis-child.ts";
-import { configErrors, freePorts, listenYaml, startGatewayProcess, type GatewayProcess, type Ports } from "./gateway-process.ts";
+import { startFaultyUpstream, type FaultyUpstream } from "../emulators/faulty-upstream.ts";
+import type { RedisChild } from "../support/redis-child.ts";
+import { configErrors, freePorts, listenYaml, startGatewayProcess, type GatewayProcess, type Ports } from "../support/gateway-process.ts";
 
 export const PRIMARY_MODEL = "gpt-4o-mini";
 export const FALLBACK_MODEL = "deepseek-chat";

@@ -1,5 +1,5 @@
 /**
- * Gearbox as the fault bench runs it: the real `gearbox extproc` (or `gearbox xds`) executable in
+ * Gearbox as the fault suite and bench run it: the real `gearbox extproc` (or `gearbox xds`) executable in
  * a child process, with a config file, `REDIS_URL` and a bootstrap admin key, on ports chosen up
  * front so a restart comes back on the same ones. Its request log (stdout, JSON lines) is kept,
  * and its memory is read from its own `/metrics`, as an operator would.

@@ -1,5 +1,5 @@
 /**
- * The fault bench's client: open-loop traffic at a steady rate (a request leaves on schedule
+ * The fault suite's client: open-loop traffic at a steady rate (a request leaves on schedule
  * whether or not earlier ones have answered, as many independent apps would send it), or a
  * closed loop of `concurrency` workers for a fixed count. Each answer is classified by what the
  * client saw: `ok`, `limit` (a 429 from one of Gearbox's own limits, `x-gearbox-limit`), or the
