@@ -59,13 +59,7 @@ export interface ErrorResponse {
  * internal fault: its message is not shown to the caller (it may hold internals), only logged.
  */
 export function toErrorResponse(err: unknown, requestId?: string): ErrorResponse {
-  const gatewayError =
-    err instanceof GatewayError
-      ? err
-      : new GatewayError(500, "server_error", "Internal gateway error" + (requestId ? ` (request ${requestId})` : ""), {
-          code: "internal_error",
-          cause: err,
-        });
+  const gatewayError = asGatewayError(err, requestId);
   const body: OpenAIErrorBody = {
     error: {
       message: gatewayError.message,
@@ -82,6 +76,12 @@ export function toErrorResponse(err: unknown, requestId?: string): ErrorResponse
   };
   if (requestId) headers["x-gearbox-request-id"] = requestId;
   return { status: gatewayError.status, headers, body: bytes };
+}
+
+/** `err` itself when it is a `GatewayError`; anything else is a 500 `internal_error` that shows nothing of it. */
+export function asGatewayError(err: unknown, requestId?: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError(500, "server_error", "Internal gateway error" + (requestId ? ` (request ${requestId})` : ""), { code: "internal_error", cause: err });
 }
 
 /** Shorthand for the most common error: a 400 naming the bad field. */

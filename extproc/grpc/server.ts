@@ -9,7 +9,7 @@ import { HealthImplementation } from "grpc-health-check";
 import type { ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import { extProcPackage } from "../envoy/protos.ts";
-import { GatewayError, toErrorResponse } from "../errors.ts";
+import { asGatewayError, GatewayError, toErrorResponse } from "../errors.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import { CONTINUE, type Outcome } from "../processor/outcome.ts";
 import { clientIdentityOf } from "./attributes.ts";
@@ -114,6 +114,12 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
     };
     const fault = (err: unknown) => {
       deps.logger.error({ err, request_id: processor.id, phase }, "ext_proc phase failed");
+      // The request is still recorded (500 internal_error): a fault never makes one vanish.
+      try {
+        processor.fail(asGatewayError(err, processor.id));
+      } catch (recordErr) {
+        deps.logger.error({ err: recordErr, request_id: processor.id }, "ext_proc: recording a failed request failed");
+      }
       reply(toProcessingResponse(phase, outcomeForFault(phase, err, processor.id)));
     };
     try {

@@ -10,7 +10,7 @@ import type { ProcessorDeps } from "../processor/processor.ts";
 import { RequestProcessor } from "../processor/processor.ts";
 import { canonicalIp } from "../client-ip.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
-import { GatewayError, toErrorResponse, type ErrorResponse } from "../errors.ts";
+import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { readAll, sendUpstream } from "./upstream-client.ts";
@@ -80,6 +80,14 @@ export class FrontDoorHandler {
   private async proxy(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     // The front door is the destination itself: nothing to let through untouched, so never shadowed.
     const processor = new RequestProcessor(this.deps, { transport: "front_door" });
+    return this.proxyWith(processor, req, res, path).catch((err: unknown) => {
+      // A fault answers 500 (in `handle`) and is still recorded as one: no request vanishes.
+      processor.fail(asGatewayError(err, processor.id));
+      throw err;
+    });
+  }
+
+  private async proxyWith(processor: RequestProcessor, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     const headers: Headers = { ...plainHeaders(req.headers), ":method": req.method ?? "GET", ":path": path, ":scheme": "http", ":authority": req.headers.host ?? "" };
     const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
     // No mTLS here, so no workload identity: only the peer's IP.

@@ -1,11 +1,12 @@
 /**
  * What can be refused before the body is read or understood: the method, the content type and
- * size, and the body itself (UTF-8 JSON the endpoint's schema accepts). Each refusal is the
- * OpenAI-shaped error the client gets.
+ * size, and the body itself (UTF-8 JSON, nested at most `MAX_JSON_DEPTH` deep, that the
+ * endpoint's schema accepts). Each refusal is the OpenAI-shaped error the client gets.
  */
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError, invalidRequest } from "../errors.ts";
 import { fail, ok, type Result } from "../result.ts";
+import { tooDeep } from "../schemas/json-depth.ts";
 import type { Headers } from "./outcome.ts";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
@@ -45,6 +46,9 @@ export function parseBody(spec: EndpointSpec, body: Buffer, maxBytes: number): R
   } catch (err) {
     return fail(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
   }
+  // Before anything recursive sees it (the schema, JSON.stringify in fingerprints and cache keys).
+  const deep = tooDeep(json);
+  if (deep) return fail(invalidRequest(deep.message, deep.param || undefined, "json_too_deep"));
   const parsed = spec.parse(json);
   if (!parsed.ok) {
     const first = parsed.errors[0] ?? { param: "", message: "Invalid request." };
