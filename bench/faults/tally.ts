@@ -39,12 +39,16 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-/** Admissions (answers not refused by a limit and not from the cache) beyond `limit` per 1 s bucket of send time. */
-export function overLimit(samples: readonly Sample[], limit: number): number {
+/**
+ * Admissions beyond `limit` per 1 s bucket, from the gateway's request log: a request admitted
+ * (answered 200 from a provider, not the cache) counts in the second it started
+ * (`time - duration_ms`), so client-side queueing does not move it to another second.
+ */
+export function overLimit(logs: readonly Record<string, unknown>[], limit: number): number {
   const buckets = new Map<number, number>();
-  for (const s of samples) {
-    if (s.cause !== "ok" || s.route === "cache") continue;
-    const second = Math.floor(s.sentAt / 1000);
+  for (const l of logs) {
+    if (l.msg !== "request" || l.status !== 200 || l.route === "cache" || typeof l.time !== "number" || typeof l.duration_ms !== "number") continue;
+    const second = Math.floor((l.time - l.duration_ms) / 1000);
     buckets.set(second, (buckets.get(second) ?? 0) + 1);
   }
   let over = 0;
@@ -57,8 +61,8 @@ export interface TallyInput {
   transport: Row["transport"];
   samples: readonly Sample[];
   upstreamCalls: number;
-  /** Requests-per-second limit in force, if any. */
-  limit?: number;
+  /** Requests-per-second limit in force, if any, and the gateway's request log lines of the run. */
+  limit?: { perSecond: number; logs: readonly Record<string, unknown>[] };
   /** Which samples count for latency (default all successes). */
   latencyOf?: (s: Sample) => boolean;
 }
@@ -84,7 +88,7 @@ export function tally(input: TallyInput): Row {
     succeeded,
     refusedByLimit: refused,
     failed,
-    overLimit: input.limit === undefined ? null : overLimit(samples, input.limit),
+    overLimit: input.limit === undefined ? null : overLimit(input.limit.logs, input.limit.perSecond),
     upstreamCalls: input.upstreamCalls,
     extraCalls: extra,
     extraShare: needingUpstream > 0 ? extra / needingUpstream : 0,
