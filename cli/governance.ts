@@ -18,6 +18,7 @@ import { MemoryTenantStore } from "../extproc/store/memory-tenant-store.ts";
 import { RedisAuditLog } from "../extproc/store/redis-audit-log.ts";
 import { connectRedis, redisReady } from "../extproc/store/redis.ts";
 import { RedisTenantStore } from "../extproc/store/redis-tenant-store.ts";
+import { SharedStateHealth } from "../extproc/store/store-health.ts";
 import type { TenantStore } from "../extproc/store/tenant-store.ts";
 import type { Logger } from "../extproc/telemetry/logger.ts";
 
@@ -26,10 +27,15 @@ export interface RunningGovernance {
   admin?: AdminServer;
   /** The shared limiter's failover state (with Redis), for the metrics. */
   limiterStats?: LimiterStats;
+  /** Every Redis-backed store's health (tenants, limits; the caches add theirs), for the metrics. */
+  sharedState: SharedStateHealth;
   /** One line for the startup report. */
   describe: string[];
   close(): Promise<void>;
 }
+
+/** What the tenant store's transitions mean, for their log lines. */
+const TENANTS_MEANING = { degraded: "keys and tenants are served from this replica's last good values; keys it never saw answer 503", healthy: "keys and tenants are read from it again" };
 
 export class SecretError extends Error {
   constructor(readonly problems: string[]) {
@@ -45,8 +51,11 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
   if (redis) await redisReady(redis, 3_000).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "Redis not ready yet: key lookups answer 503 until it is"));
   const store: TenantStore = redis ? new RedisTenantStore(redis) : new MemoryTenantStore();
   const audit: AuditLog = redis ? new RedisAuditLog(redis) : new MemoryAuditLog();
-  const auth = createAuthDeps(config, store, env);
-  const limiter = createLimiterStore({ ...(redisUrl !== undefined && { redisUrl }), logger });
+  const staleness = config.shared_state;
+  const sharedState = new SharedStateHealth(logger, { probeEveryMs: staleness.probe_interval_ms });
+  const health = sharedState.store("tenants", TENANTS_MEANING);
+  const auth = createAuthDeps(config, store, env, { shared: { health, readTimeoutMs: staleness.read_timeout_ms, maxStaleMs: staleness.max_stale_ms } });
+  const limiter = createLimiterStore({ ...(redisUrl !== undefined && { redisUrl }), logger, sharedState, probeEveryMs: staleness.probe_interval_ms });
   const governor = new Governor({ store: limiter.store, runaway: config.runaway, logger });
   const bootstrapKey = env[ADMIN_KEY_ENV];
   let admin: AdminServer | undefined;
@@ -63,9 +72,11 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
     governance: { auth, governor },
     ...(admin && { admin }),
     ...(limiter.stats && { limiterStats: limiter.stats }),
+    sharedState,
     describe: [
       `  auth            ${auth.required ? "call key or bound workload identity required" : `keys optional (no tenants configured): callers are tenant '${config.auth.anonymous_tenant}'`}; ${config.tenants.length} tenant(s) in the config`,
       `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests per ${config.runaway.window_ms} ms refused` : "off"}`,
+      ...(redisUrl ? [`  shared state    if Redis fails: last good keys and tenants for up to ${staleness.max_stale_ms / 1000} s, local limits, cache misses (reads wait ${staleness.read_timeout_ms} ms at most)`] : []),
       admin ? `  admin API       http://${config.listen.host}:${admin.port}  (tenants, keys, limits, audit)` : `  admin API       off (set ${ADMIN_KEY_ENV} to a strong secret to enable it)`,
     ],
     close: async () => {

@@ -138,9 +138,9 @@ export async function serve(mode: ServeMode): Promise<Running> {
     throw err;
   }
   // One deps object shared by both servers: following a control plane swaps its config and plugins.
-  const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger });
+  const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger, sharedState: governed.sharedState });
   // The semantic cache's embedder and verifier ask the edge agents of the moment (live ones when following a control plane).
-  const semantic = createSemanticCache(config, { logger, edges: currentEdges(() => deps.edgeAgents ?? edgeAgentsFor(deps.config)), ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }) });
+  const semantic = createSemanticCache(config, { logger, edges: currentEdges(() => deps.edgeAgents ?? edgeAgentsFor(deps.config)), ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), sharedState: governed.sharedState });
   if (!semantic.ok) {
     cached.close();
     await governed.close();
@@ -154,6 +154,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     extProcStreams,
     alerts: governed.governance.governor.alerts,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
+    sharedState: governed.sharedState,
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),
   });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);

@@ -4,9 +4,10 @@
  */
 import type { GatewayConfig } from "../config/load.ts";
 import { connectRedis } from "../store/redis.ts";
+import type { SharedStateHealth } from "../store/store-health.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { MemoryResponseCache } from "./memory-response-cache.ts";
-import { RedisResponseCache } from "./redis-response-cache.ts";
+import { CACHE_MEANING, RedisResponseCache } from "./redis-response-cache.ts";
 import type { ResponseCache } from "./response-cache.ts";
 
 export interface ResponseCacheSetup {
@@ -17,11 +18,12 @@ export interface ResponseCacheSetup {
   close(): void;
 }
 
-export function createResponseCache(config: GatewayConfig, options: { redisUrl?: string; logger: Logger }): ResponseCacheSetup {
+export function createResponseCache(config: GatewayConfig, options: { redisUrl?: string; logger: Logger; sharedState?: SharedStateHealth }): ResponseCacheSetup {
   const exact = config.cache.exact;
   if (!exact.enable) return { describe: "  cache           off", close: () => undefined };
   const ttl = `ttl ${exact.ttl_ms} ms`;
   if (!options.redisUrl) return { cache: new MemoryResponseCache(exact.max_bytes), describe: `  cache           exact, in memory (${exact.max_bytes} bytes, ${ttl})`, close: () => undefined };
   const redis = connectRedis(options.redisUrl, { logger: options.logger, name: "gearbox-cache" });
-  return { cache: new RedisResponseCache(redis, options.logger), describe: `  cache           exact, on Redis (REDIS_URL, ${ttl})`, close: () => redis.disconnect() };
+  const health = options.sharedState?.store("cache", CACHE_MEANING);
+  return { cache: new RedisResponseCache(redis, options.logger, { ...(health && { health }) }), describe: `  cache           exact, on Redis (REDIS_URL, ${ttl})`, close: () => redis.disconnect() };
 }

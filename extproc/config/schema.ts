@@ -343,6 +343,24 @@ export const configSchema = z.strictObject({
       max_request_bytes: z.number().int().positive().default(8 * 1024 * 1024),
     })
     .prefault({}),
+  /**
+   * Shared state (Redis, with `REDIS_URL`) failing or slow: tenants and keys are served from each
+   * replica's last good values, caches miss, limits are enforced per replica (`store/last-good.ts`).
+   */
+  shared_state: z
+    .strictObject({
+      /** How long a request waits on a Redis read before the last good value answers instead. */
+      read_timeout_ms: z.number().int().positive().max(10_000).default(100),
+      /**
+       * The oldest last good value (a key, the tenants) served while Redis fails; past it a call
+       * needing it is refused with 503 `auth_unavailable`. A key revoked on Redis during an outage
+       * keeps working on a replica that cannot reach Redis for at most this long.
+       */
+      max_stale_ms: z.number().int().positive().default(10 * 60_000),
+      /** While Redis fails, how often each store tries it again. */
+      probe_interval_ms: z.number().int().positive().max(60_000).default(1_000),
+    })
+    .prefault({}),
   logging: z
     .strictObject({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
     .prefault({}),

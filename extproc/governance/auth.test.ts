@@ -246,3 +246,63 @@ test("principalFromXfcc: the nearest client's URI, quoted or not", () => {
   assert.equal(principalFromXfcc("Hash=abc;DNS=web.shop"), undefined);
   assert.equal(principalFromXfcc(undefined), undefined);
 });
+
+/** A memory store whose reads fail while `down`. */
+function failing(): { store: MemoryTenantStore; setDown: (down: boolean) => void } {
+  const store = new MemoryTenantStore();
+  let down = false;
+  const keyByHash = store.keyByHash.bind(store);
+  const listTenants = store.listTenants.bind(store);
+  store.keyByHash = (hash) => (down ? Promise.reject(new Error("redis down")) : keyByHash(hash));
+  store.listTenants = () => (down ? Promise.reject(new Error("redis down")) : listTenants());
+  return { store, setDown: (d) => (down = d) };
+}
+
+describe("authenticate while the store fails (last good values)", () => {
+  test("keys and tenants read before the outage still authenticate; a revoked one stays refused; a key never seen → 503", async () => {
+    const { store, setDown } = failing();
+    await store.putTenant({ id: "stored", limits: { requests_per_second: 7 }, degrade_to_edge: false, source: "admin" });
+    const clock = { now: 0 };
+    const d = createAuthDeps(config(CONFIG), store, {}, { shared: { maxStaleMs: 60_000 }, keys: { now: () => clock.now }, directory: { now: () => clock.now } });
+    const live = generateKey({ role: "call", tenant: "stored", name: "n", createdBy: "x" });
+    const revoked = generateKey({ role: "call", tenant: "acme", name: "n", createdBy: "x" });
+    await store.putKey(live.record);
+    await store.putKey({ ...revoked.record, revoked_at: new Date(0).toISOString() });
+    assert.equal(accepted(await authenticate(call({ authorization: `Bearer ${live.key}` }), d)).tenant.limits.requests_per_second, 7);
+    assert.equal(refused(await authenticate(call({ authorization: `Bearer ${revoked.key}` }), d)).status, 401);
+
+    setDown(true);
+    clock.now = 30_000;
+    const during = accepted(await authenticate(call({ authorization: `Bearer ${live.key}` }), d));
+    assert.equal(during.tenant.id, "stored", "the stored tenant comes from the last good snapshot");
+    assert.equal(refused(await authenticate(call({ authorization: `Bearer ${revoked.key}` }), d)).status, 401);
+    const never = generateKey({ role: "call", tenant: "stored", name: "n", createdBy: "x" });
+    await store.putKey(never.record);
+    assert.equal(refused(await authenticate(call({ authorization: `Bearer ${never.key}` }), d)).code, "auth_unavailable");
+
+    clock.now = 60_001;
+    assert.equal(refused(await authenticate(call({ authorization: `Bearer ${live.key}` }), d)).code, "auth_unavailable", "past max_stale the last good value is no longer trusted");
+    setDown(false);
+    accepted(await authenticate(call({ authorization: `Bearer ${live.key}` }), d));
+    accepted(await authenticate(call({ authorization: `Bearer ${never.key}` }), d));
+  });
+
+  test("a replica that never read the store: config tenants answer; a stored tenant's key or identity → 503, not 401", async () => {
+    const { store, setDown } = failing();
+    await store.putTenant({ id: "stored", principals: ["spiffe://c/ns/s/sa/w"], limits: {}, degrade_to_edge: false, source: "admin" });
+    const onStored = generateKey({ role: "call", tenant: "stored", name: "n", createdBy: "x" });
+    const onConfig = generateKey({ role: "call", tenant: "open", name: "n", createdBy: "x" });
+    await store.putKey(onStored.record);
+    await store.putKey(onConfig.record);
+    const d = createAuthDeps(config(CONFIG), store, {});
+    // Keys read while Redis answered; the tenants never were.
+    await d.keys.lookup(onStored.record.hash);
+    await d.keys.lookup(onConfig.record.hash);
+    setDown(true);
+    assert.equal(accepted(await authenticate(call({ authorization: `Bearer ${onConfig.key}` }), d)).tenant.id, "open");
+    assert.equal(refused(await authenticate(call({ authorization: `Bearer ${onStored.key}` }), d)).code, "auth_unavailable");
+    assert.equal(refused(await authenticate(call({}, { sourcePrincipal: "spiffe://c/ns/s/sa/w" }), d)).code, "auth_unavailable");
+    assert.equal(accepted(await authenticate(call({}, { sourcePrincipal: "spiffe://cluster.local/ns/shop/sa/web" }), d)).tenant.id, "shop", "a config tenant's identity");
+    assert.equal(refused(await authenticate(call({}), d)).code, "missing_api_key", "no key at all is still 401");
+  });
+});

@@ -6,7 +6,9 @@
  * the model is known.
  *
  * Key lookups go through `KeyCache` and tenants through `TenantDirectory`: at most one store read
- * per key per 5 s, and a revoked key stops working within 5 s on every replica.
+ * per key per 5 s, and a revoked key stops working within 5 s on every replica. While the store
+ * fails, both answer from their last good values (for at most `maxStaleMs`); only what they never
+ * read (a key not seen before, a tenant stored but never listed) fails closed, with 503.
  */
 import { GatewayError } from "../errors.ts";
 import { fail, ok, type Result } from "../result.ts";
@@ -17,6 +19,7 @@ import { addressAllowed } from "./cidr.ts";
 import { TenantDirectory, type DirectoryOptions } from "./directory.ts";
 import { KeyCache, type KeyCacheOptions } from "./key-cache.ts";
 import { ADMIN_KEY_ENV, hashKey, isGearboxKey, verifyKey } from "./keys.ts";
+import type { StoreHealth } from "../store/store-health.ts";
 import type { Caller, Tenant } from "./model.ts";
 
 export interface AuthDeps {
@@ -44,16 +47,23 @@ export function authRequired(config: GovernanceConfig, env: NodeJS.ProcessEnv): 
   return config.auth.required ?? (config.tenants.length > 0 || env[ADMIN_KEY_ENV] !== undefined);
 }
 
+/** How the directory and the key cache ride out a failing store (one health for both: one store). */
+export interface SharedStateOptions {
+  health?: StoreHealth;
+  readTimeoutMs?: number;
+  maxStaleMs?: number;
+}
+
 /** The deps of `authenticate` for a config and a store; share `directory` and `keys` with the admin API. */
 export function createAuthDeps(
   config: GovernanceConfig,
   store: TenantStore,
   env: NodeJS.ProcessEnv,
-  options: { directory?: DirectoryOptions; keys?: KeyCacheOptions } = {},
+  options: { directory?: DirectoryOptions; keys?: KeyCacheOptions; shared?: SharedStateOptions } = {},
 ): AuthDeps {
   return {
-    directory: new TenantDirectory(config.tenants, store, options.directory),
-    keys: new KeyCache(store, options.keys),
+    directory: new TenantDirectory(config.tenants, store, { ...options.shared, ...options.directory }),
+    keys: new KeyCache(store, { ...options.shared, ...options.keys }),
     required: authRequired(config, env),
     anonymousTenant: config.auth.anonymous_tenant,
   };
@@ -102,17 +112,29 @@ async function identify(request: AuthRequest, deps: AuthDeps): Promise<Result<Ca
     if (record.role !== "call") {
       return fail(new GatewayError(403, "permission_error", "Admin keys cannot make model calls; use a call key.", { code: "admin_key_not_allowed" }));
     }
-    const tenant = record.tenant === undefined ? undefined : (await deps.directory.snapshot()).byId.get(record.tenant);
-    if (!tenant) return fail(invalidApiKey());
+    if (record.tenant === undefined) return fail(invalidApiKey());
+    const tenants = await deps.directory.snapshot();
+    const tenant = tenants.byId.get(record.tenant);
+    if (!tenant) return tenants.partial ? unknowable() : fail(invalidApiKey());
     return ok({ tenant, key: record, via: "key" });
   }
+  if (deps.required && request.sourcePrincipal === undefined) return fail(missingApiKey("call"));
+  const tenants = await deps.directory.snapshot();
   if (request.sourcePrincipal !== undefined) {
-    const tenant = (await deps.directory.snapshot()).byPrincipal.get(request.sourcePrincipal);
+    const tenant = tenants.byPrincipal.get(request.sourcePrincipal);
     if (tenant) return ok({ tenant, via: "principal" });
+    // A stored tenant may bind this identity: without the store, a key is not "missing".
+    if (tenants.partial && deps.required) return unknowable();
   }
   if (deps.required) return fail(missingApiKey("call"));
-  const tenant = (await deps.directory.snapshot()).byId.get(deps.anonymousTenant) ?? anonymous(deps.anonymousTenant);
+  // Keys not required: the anonymous tenant (looked up in the config alone while the store was never read).
+  const tenant = tenants.byId.get(deps.anonymousTenant) ?? anonymous(deps.anonymousTenant);
   return ok({ tenant, via: "anonymous" });
+}
+
+/** The store is needed to answer and there is no last good value: `authenticate` answers 503. */
+function unknowable(): never {
+  throw new Error("the tenant store is unreachable and this replica has not read the tenants yet");
 }
 
 /** The anonymous tenant when no tenant of that id is defined: unlimited. */

@@ -37,13 +37,41 @@ test("TenantDirectory: a snapshot lives for the TTL, invalidate and maxAge 0 rea
   assert.ok((await directory.snapshot()).byId.has("later"));
 });
 
-test("TenantDirectory: a failed store read is not cached", async () => {
+test("TenantDirectory: a failed first read gives the config tenants alone, marked partial, and is not kept", async () => {
   const store = new MemoryTenantStore();
+  await store.putTenant(stored("late"));
   const real = store.listTenants.bind(store);
   let fail = true;
   store.listTenants = () => (fail ? Promise.reject(new Error("down")) : real());
-  const directory = new TenantDirectory([], store);
-  await assert.rejects(directory.snapshot(), /down/);
+  const directory = new TenantDirectory([{ id: "cfg", limits: {}, degrade_to_edge: false }], store);
+  const partial = await directory.snapshot();
+  assert.deepEqual([...partial.byId.keys()], ["cfg"]);
+  assert.equal(partial.partial, true);
+  await assert.rejects(directory.snapshot(0), /down/, "the admin API's fresh read says the store failed");
   fail = false;
-  assert.equal((await directory.snapshot()).byId.size, 0);
+  const full = await directory.snapshot();
+  assert.deepEqual([...full.byId.keys()], ["cfg", "late"]);
+  assert.equal(full.partial, undefined);
+});
+
+test("TenantDirectory: the store failing after a read: the last good snapshot, until max_stale", async () => {
+  const store = new MemoryTenantStore();
+  await store.putTenant(stored("kept", { limits: { requests_per_second: 5 } }));
+  const real = store.listTenants.bind(store);
+  let fail = false;
+  let reads = 0;
+  store.listTenants = () => (reads++, fail ? Promise.reject(new Error("down")) : real());
+  const clock = { now: 0 };
+  const directory = new TenantDirectory([], store, { ttlMs: 5_000, maxStaleMs: 60_000, now: () => clock.now });
+  await directory.snapshot();
+  fail = true;
+  clock.now = 10_000;
+  const during = await directory.snapshot();
+  assert.equal(during.byId.get("kept")?.limits.requests_per_second, 5);
+  assert.equal(during.partial, undefined);
+  const readsDuring = reads;
+  for (let i = 0; i < 20; i++) await directory.snapshot();
+  assert.equal(reads, readsDuring, "no store read per lookup while it fails");
+  clock.now = 60_001;
+  assert.equal((await directory.snapshot()).partial, true, "too old: the config tenants alone");
 });

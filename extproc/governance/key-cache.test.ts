@@ -56,3 +56,19 @@ test("KeyCache: a failed read is not cached", async () => {
   fail = false;
   assert.equal(await cache.lookup("a"), undefined);
 });
+
+test("KeyCache: the store failing after a read: the last good record answers; forget still forgets", async () => {
+  const { store, reads, lookup } = counted();
+  const { record } = generateKey({ role: "call", tenant: "a", name: "n", createdBy: "x" });
+  await store.putKey(record);
+  const clock = { now: 0 };
+  let fail = false;
+  const cache = new KeyCache({ keyByHash: (hash) => (fail ? Promise.reject(new Error("down")) : lookup.keyByHash(hash)) }, { ttlMs: 5_000, maxStaleMs: 60_000, now: () => clock.now });
+  await cache.lookup(record.hash);
+  fail = true;
+  clock.now = 20_000;
+  assert.equal((await cache.lookup(record.hash))?.id, record.id);
+  assert.equal(reads.length, 1);
+  cache.forget(record.hash);
+  await assert.rejects(cache.lookup(record.hash), /down/, "a key revoked through this replica is not served from the last good value");
+});

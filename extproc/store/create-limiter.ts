@@ -4,11 +4,12 @@
  * otherwise (the embedded default).
  */
 import type { Logger } from "../telemetry/logger.ts";
-import { FailoverLimiter, type LimiterStats } from "./failover-limiter.ts";
+import { FailoverLimiter, LIMITS_MEANING, type LimiterStats } from "./failover-limiter.ts";
 import type { LimiterStore } from "./limiter.ts";
 import { MemoryLimiter } from "./memory-limiter.ts";
 import { connectRedis } from "./redis.ts";
 import { RedisLimiter } from "./redis-limiter.ts";
+import type { SharedStateHealth } from "./store-health.ts";
 
 export interface LimiterSetup {
   store: LimiterStore;
@@ -18,10 +19,11 @@ export interface LimiterSetup {
   close(): void;
 }
 
-export function createLimiterStore(options: { redisUrl?: string; logger: Logger; prefix?: string }): LimiterSetup {
+export function createLimiterStore(options: { redisUrl?: string; logger: Logger; prefix?: string; sharedState?: SharedStateHealth; probeEveryMs?: number }): LimiterSetup {
   if (!options.redisUrl) return { store: new MemoryLimiter(), close: () => undefined };
   const redis = connectRedis(options.redisUrl, { logger: options.logger, name: "gearbox-limits" });
-  const store = new FailoverLimiter(new RedisLimiter(redis, options.prefix === undefined ? {} : { prefix: options.prefix }), new MemoryLimiter(), options.logger);
+  const health = options.sharedState?.store("limits", LIMITS_MEANING);
+  const store = new FailoverLimiter(new RedisLimiter(redis, options.prefix === undefined ? {} : { prefix: options.prefix }), new MemoryLimiter(), options.logger, options.probeEveryMs, health);
   return {
     store,
     stats: store.stats,

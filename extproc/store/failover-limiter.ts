@@ -9,10 +9,15 @@
  *   Redis. Local state is not copied over: shared limits resume from what Redis holds.
  * - A grant is settled and renewed where it was made. A Redis grant whose settlement fails is
  *   released by its TTL on Redis (its reservation booked at the estimate).
- * - `stats` counts it (for /metrics) and one log line marks each transition.
+ * - `stats` counts it (for /metrics), and so does the store's `StoreHealth` (`limits`), which
+ *   writes one log line per transition.
  */
 import type { Logger } from "../telemetry/logger.ts";
 import { validateAdmission, type Admission, type Check, type Grant, type LimiterStore, type Throttled } from "./limiter.ts";
+import { StoreHealth } from "./store-health.ts";
+
+/** What the limiter's transitions mean, for their log lines. */
+export const LIMITS_MEANING = { degraded: "each replica enforces limits locally until it answers", healthy: "limits are shared again" };
 
 export interface LimiterStats {
   /** False while decisions are local. */
@@ -40,6 +45,7 @@ export class FailoverLimiter implements LimiterStore {
     private readonly fallback: LimiterStore,
     private readonly logger: Logger,
     probeEveryMs = 1_000,
+    private readonly health = new StoreHealth("limits", logger, { meaning: LIMITS_MEANING }),
   ) {
     this.probe = setInterval(() => void this.probeOnce(), probeEveryMs);
     this.probe.unref();
@@ -56,6 +62,7 @@ export class FailoverLimiter implements LimiterStore {
       }
     }
     this.stats.fallbackDecisions++;
+    this.health.fellBack();
     const admission = await this.fallback.admit(tenant, checks, holdTtlMs);
     if (admission.ok) this.local.add(admission.grant);
     return admission;
@@ -97,9 +104,8 @@ export class FailoverLimiter implements LimiterStore {
 
   private failed(err: unknown, operation: string): void {
     this.stats.redisErrors++;
-    if (!this.stats.redisHealthy) return;
+    this.health.failed(err, operation);
     this.stats.redisHealthy = false;
-    this.logger.warn({ err: err instanceof Error ? err.message : String(err), operation }, "limits: Redis failed; each replica enforces limits locally until it answers");
   }
 
   private async probeOnce(): Promise<void> {
@@ -108,7 +114,7 @@ export class FailoverLimiter implements LimiterStore {
     try {
       await this.shared.ping();
       this.stats.redisHealthy = true;
-      this.logger.info("limits: Redis answers again; limits are shared again");
+      this.health.succeeded();
     } catch (err) {
       this.logger.debug({ err: err instanceof Error ? err.message : String(err) }, "limits: Redis probe failed");
     } finally {

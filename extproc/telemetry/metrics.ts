@@ -8,11 +8,14 @@
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { gaugeFrom, totalFrom } from "./scraped.ts";
+import { registerSharedStateMetrics, type SharedStateSource } from "./shared-state-metrics.ts";
 
 /** Live numbers owned by other components, read at scrape time. */
 export interface MetricSources {
   /** The shared limiter's failover state (`FailoverLimiter.stats`). */
   limiter?: { readonly redisHealthy: boolean; readonly fallbackDecisions: number; readonly redisErrors: number };
+  /** Every Redis-backed store's health (`SharedStateHealth`): `gearbox_shared_state_*`. */
+  sharedState?: SharedStateSource;
   /** Cost alert thresholds crossed (`Governor.alerts`). */
   alerts?: { readonly fired: number };
   /** The ext_proc server's stream counters (`ExtProcStreamStats`). */
@@ -115,7 +118,8 @@ export class GatewayMetrics {
 
   constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
-    const { limiter, alerts, semantic } = sources;
+    const { limiter, alerts, semantic, sharedState } = sources;
+    if (sharedState) registerSharedStateMetrics(this.r, sharedState);
     if (limiter) {
       gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () => (limiter.redisHealthy ? 1 : 0));
       totalFrom(this.r, "gearbox_limiter_local_decisions_total", "Admissions decided by this replica's memory because Redis was down or failing.", () => limiter.fallbackDecisions);

@@ -8,6 +8,7 @@ import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
 import type { GatewayConfig } from "../../config/load.ts";
 import { fail, ok, type Result } from "../../result.ts";
 import type { Redis } from "../../store/redis.ts";
+import type { SharedStateHealth } from "../../store/store-health.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import { createSemanticStore } from "./create-semantic-store.ts";
 import { createEmbedder, createVerifier } from "./embedder-factory.ts";
@@ -28,6 +29,8 @@ export interface SemanticCacheOptions {
   edges: EdgeDirectory;
   redisUrl?: string;
   redis?: Redis;
+  /** Where the Redis store reports its health (for `/metrics`). */
+  sharedState?: SharedStateHealth;
 }
 
 export function createSemanticCache(config: GatewayConfig, options: SemanticCacheOptions): Result<SemanticCacheSetup> {
@@ -42,6 +45,7 @@ export function createSemanticCache(config: GatewayConfig, options: SemanticCach
     logger: options.logger,
     ...(options.redisUrl !== undefined && { redisUrl: options.redisUrl }),
     ...(options.redis && { redis: options.redis }),
+    ...(options.sharedState && { sharedState: options.sharedState }),
   });
   if (!stored.store) return fail("cache.semantic: no store could be made");
   const cache = new SemanticCache({ store: stored.store, embedder: embedder.value, ...(verifier.value && { verifier: verifier.value }), config: semantic, logger: options.logger });

@@ -8,7 +8,8 @@ import { connectRedis, type Redis } from "../../store/redis.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
 import { MemorySemanticStore } from "./memory-semantic-store.ts";
-import { RedisSemanticStore } from "./redis-semantic-store.ts";
+import { RedisSemanticStore, SEMANTIC_MEANING } from "./redis-semantic-store.ts";
+import type { SharedStateHealth } from "../../store/store-health.ts";
 import type { SemanticStore } from "./semantic-store.ts";
 
 export interface SemanticStoreSetup {
@@ -26,6 +27,8 @@ export interface SemanticStoreOptions {
   /** A Redis to share entries through: a URL (this opens and closes the connection) or a client (the caller's). */
   redisUrl?: string;
   redis?: Redis;
+  /** Where the Redis store reports its health (for `/metrics`). */
+  sharedState?: SharedStateHealth;
 }
 
 export function createSemanticStore(config: SemanticCacheConfig, options: SemanticStoreOptions): SemanticStoreSetup {
@@ -38,7 +41,8 @@ export function createSemanticStore(config: SemanticCacheConfig, options: Semant
     return { store, describe: `  semantic cache  in memory (${config.max_bytes} bytes, ${config.max_entries} entries, ${shape})`, close: () => store.close() };
   }
   const owned = options.redis ? undefined : connectRedis(options.redisUrl!, { logger, name: "gearbox-semantic" });
-  const store = new RedisSemanticStore({ redis: options.redis ?? owned!, index, logger });
+  const health = options.sharedState?.store("semantic", SEMANTIC_MEANING);
+  const store = new RedisSemanticStore({ redis: options.redis ?? owned!, index, logger, ...(health && { health }) });
   return {
     store,
     describe: `  semantic cache  on Redis (${options.redis ? "shared client" : "REDIS_URL"}, ${shape})`,

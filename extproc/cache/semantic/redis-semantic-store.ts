@@ -8,12 +8,14 @@
  * (expired, evicted) is dropped from the local index and stays a miss.
  *
  * Redis trouble never fails a request: `nearest` answers `[]`, `insert` drops the write (logged
- * at debug). When the follower loses Redis (down, restarted, stream lost) it retries every
+ * at debug); once Redis has failed, the store's `StoreHealth` (`semantic`) skips it, one try a
+ * second, until it answers again (a frozen Redis costs one command timeout). When the follower loses Redis (down, restarted, stream lost) it retries every
  * 250 ms and rebuilds the index once Redis answers again.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { redisReady } from "../../store/redis.ts";
+import { StoreHealth } from "../../store/store-health.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import { candidatesFor } from "./memory-semantic-store.ts";
 import type { SemanticEntry, SemanticMatch, SemanticStore, SemanticStoreStats } from "./semantic-store.ts";
@@ -38,6 +40,8 @@ export interface RedisSemanticStoreOptions {
   streamMaxLen?: number;
   /** How long one XREAD blocks, ms; default 1,000. */
   blockMs?: number;
+  /** Whether lookups and writes may ask Redis now; one of its own when absent. */
+  health?: StoreHealth;
   now?: () => number;
 }
 
@@ -51,6 +55,9 @@ interface Known {
   generation: number;
 }
 
+/** What the semantic store's transitions mean, for their log lines. */
+export const SEMANTIC_MEANING = { degraded: "semantic-cache lookups are misses and answers are not stored until it answers", healthy: "the semantic cache is back" };
+
 export class RedisSemanticStore implements SemanticStore {
   private readonly redis: Redis;
   private readonly follower: Redis;
@@ -61,6 +68,7 @@ export class RedisSemanticStore implements SemanticStore {
   private readonly maxLen: number;
   private readonly blockMs: number;
   private readonly now: () => number;
+  private readonly health: StoreHealth;
   private readonly known = new Map<string, Known>();
   private readonly expiries = new ExpiryQueue();
   private total = 0;
@@ -81,6 +89,7 @@ export class RedisSemanticStore implements SemanticStore {
     this.maxLen = options.streamMaxLen ?? 100_000;
     this.blockMs = options.blockMs ?? 1_000;
     this.now = options.now ?? Date.now;
+    this.health = options.health ?? new StoreHealth("semantic", this.logger, { meaning: SEMANTIC_MEANING });
     // Blocking reads need a connection of their own, with a timeout longer than the block.
     this.follower = this.redis.duplicate({ commandTimeout: this.blockMs + 5_000, enableAutoPipelining: false, connectionName: "gearbox-semantic-follower" });
     this.follower.on("error", (err: Error) => this.logger.debug({ err: err.message }, "semantic store: follower connection error"));
@@ -103,11 +112,19 @@ export class RedisSemanticStore implements SemanticStore {
     if (this.closed || k < 1) return [];
     this.expire();
     const hits = (await this.index.search(scope, vector, candidatesFor(k))).filter((hit) => this.known.get(hit.id)?.scope === scope);
+    if (hits.length === 0) return [];
+    if (!this.health.mayTry()) {
+      this.health.fellBack();
+      return [];
+    }
     let rows: (Buffer | null)[][];
     try {
       rows = await Promise.all(hits.map((hit) => this.redis.hmgetBuffer(entryKey(this.prefix, this.known.get(hit.id)!.tenant, hit.id), ...ENTRY_FIELDS)));
+      this.health.succeeded();
     } catch (err) {
       this.logger.debug({ err: (err as Error).message }, "semantic store: redis lookup failed; no match");
+      this.health.failed(err, "lookup");
+      this.health.fellBack();
       return [];
     }
     const now = this.now();
@@ -136,12 +153,16 @@ export class RedisSemanticStore implements SemanticStore {
     if (entry.expiresAt <= this.now()) return;
     const key = entryKey(this.prefix, entry.tenant, entry.id);
     const bytes = entryBytes(entry);
+    if (!this.health.mayTry()) return this.health.fellBack();
     try {
       const results = await this.redis.multi().hset(key, entryHash(entry, bytes)).pexpireat(key, entry.expiresAt).exec();
       const failed = results === null ? new Error("MULTI aborted") : results.find(([err]) => err)?.[0];
       if (failed) throw failed;
+      this.health.succeeded();
     } catch (err) {
       this.logger.debug({ err: (err as Error).message, id: entry.id }, "semantic store: redis write failed; not stored");
+      this.health.failed(err, "insert");
+      this.health.fellBack();
       return;
     }
     this.forget(entry.id);
