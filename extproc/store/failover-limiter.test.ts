@@ -97,6 +97,31 @@ test("a Redis grant whose settlement fails is counted and marks Redis down, with
   failover.close();
 });
 
+test("a failover and a recovery keep this replica's windows: a rate limit is never passed across them", async () => {
+  const { shared, failover } = setup();
+  const rate: Check = { kind: "rate", key: "rps", limit: 3, windowMs: 60_000, label: "tenant/requests_per_minute" };
+  const admitted = async () => (await failover.admit("shop", [rate], TTL)).ok;
+  assert.deepEqual([await admitted(), await admitted()], [true, true], "two admitted on Redis");
+  shared.down = true;
+  assert.deepEqual([await admitted(), await admitted()], [true, false], "locally, the two Redis admissions still count: one more, not three");
+  shared.down = false;
+  await until(() => failover.stats.redisHealthy);
+  assert.equal(await admitted(), false, "back on Redis (which saw two), the local admission still counts");
+  assert.equal(failover.stats.redisHealthy, true);
+  failover.close();
+});
+
+test("a Redis grant's local mirror is settled with it: a concurrency slot freed on Redis is free locally", async () => {
+  const { shared, failover } = setup();
+  const one: Check = { ...lease, limit: 1 };
+  const first = await failover.admit("shop", [one], TTL);
+  assert.ok(first.ok);
+  await failover.settle(first.grant, {});
+  shared.down = true;
+  assert.ok((await failover.admit("shop", [one], TTL)).ok, "the mirror's lease was released with the Redis grant");
+  failover.close();
+});
+
 test("invalid input rejects without marking Redis down", async () => {
   const { failover } = setup();
   await assert.rejects(failover.admit("a{b}", [lease], TTL), /hash tag/);

@@ -6,7 +6,13 @@
  *   local at once, without waiting on Redis. Each replica then enforces every limit alone (N
  *   replicas admit up to N × a limit) until Redis is back.
  * - A probe PINGs Redis every second while it is down; the first answer sends decisions back to
- *   Redis. Local state is not copied over: shared limits resume from what Redis holds.
+ *   Redis.
+ * - The local store mirrors this replica's own admissions at all times: a grant Redis makes is
+ *   taken locally too (settled and renewed with it), and an admission needs both to agree. So a
+ *   failover does not start from empty windows (this replica's admissions of the last second,
+ *   minute or day still count), and after Redis is back what was admitted locally during the
+ *   outage still counts here until its window passes. One replica alone never admits over a
+ *   limit across a failover; other replicas do not see this one's outage-time admissions.
  * - A grant is settled and renewed where it was made. A Redis grant whose settlement fails is
  *   released by its TTL on Redis (its reservation booked at the estimate).
  * - `stats` counts it (for /metrics), and so does the store's `StoreHealth` (`limits`), which
@@ -37,6 +43,8 @@ export class FailoverLimiter implements LimiterStore {
   readonly stats: LimiterStats = { redisHealthy: true, fallbackDecisions: 0, redisErrors: 0 };
   /** Grants made by the local store, to be settled there. */
   private readonly local = new WeakSet<Grant>();
+  /** Redis grant → its local mirror, settled and renewed along with it. */
+  private readonly mirrors = new WeakMap<Grant, Grant>();
   private readonly probe: NodeJS.Timeout;
   private probing = false;
 
@@ -55,11 +63,13 @@ export class FailoverLimiter implements LimiterStore {
     // Bad input is the caller's error, not Redis's: it must not mark Redis down.
     validateAdmission(tenant, checks, holdTtlMs);
     if (this.stats.redisHealthy) {
+      let shared: Admission | undefined;
       try {
-        return await this.shared.admit(tenant, checks, holdTtlMs);
+        shared = await this.shared.admit(tenant, checks, holdTtlMs);
       } catch (err) {
         this.failed(err, "admit");
       }
+      if (shared) return shared.ok ? this.mirrored(shared, tenant, checks, holdTtlMs) : shared;
     }
     this.stats.fallbackDecisions++;
     this.health.fellBack();
@@ -70,6 +80,8 @@ export class FailoverLimiter implements LimiterStore {
 
   async settle(grant: Grant, usage: Readonly<Record<string, number>>): Promise<void> {
     if (this.local.has(grant)) return this.fallback.settle(grant, usage);
+    const mirror = this.mirrors.get(grant);
+    if (mirror) await this.fallback.settle(mirror, usage);
     try {
       await this.shared.settle(grant, usage);
     } catch (err) {
@@ -79,6 +91,8 @@ export class FailoverLimiter implements LimiterStore {
 
   async renew(grant: Grant, holdTtlMs: number): Promise<void> {
     if (this.local.has(grant)) return this.fallback.renew(grant, holdTtlMs);
+    const mirror = this.mirrors.get(grant);
+    if (mirror) await this.fallback.renew(mirror, holdTtlMs);
     try {
       await this.shared.renew(grant, holdTtlMs);
     } catch (err) {
@@ -95,6 +109,21 @@ export class FailoverLimiter implements LimiterStore {
       }
     }
     return this.fallback.throttled(tenants);
+  }
+
+  /**
+   * Takes Redis's grant locally too. The local store refusing means this replica admitted more
+   * than Redis knows (during an outage, or a clock step): the Redis grant is given back and the
+   * local refusal is the answer.
+   */
+  private async mirrored(shared: Admission & { ok: true }, tenant: string, checks: readonly Check[], holdTtlMs: number): Promise<Admission> {
+    const mirror = await this.fallback.admit(tenant, checks, holdTtlMs);
+    if (mirror.ok) {
+      this.mirrors.set(shared.grant, mirror.grant);
+      return shared;
+    }
+    this.shared.settle(shared.grant, {}).catch((err: unknown) => this.failed(err, "settle"));
+    return mirror;
   }
 
   /** Stops the probe. */
