@@ -40,6 +40,7 @@ import { checkHead, parseBody } from "./request-checks.ts";
 import { chooseEdge, policyInputIfConsulted, type EdgeChoiceContext } from "./edge-choice.ts";
 import { cloudRoute } from "./cloud-route.ts";
 import { finalAnswer } from "./final-answer.ts";
+import { screenProviderHeaders } from "../providers/response-headers.ts";
 import { RunawayStage } from "./runaway-stage.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
@@ -366,9 +367,11 @@ export class RequestProcessor {
       // The caller's own limits (the provider's x-ratelimit-* are about Gearbox's key, not the caller's).
       ...this.ticket?.headers,
     };
+    // Only the provider headers fit for the client go on, the key redacted (`response-headers.ts`).
+    const removeHeaders = screenProviderHeaders(headers, this.decision.provider, setHeaders);
     if (endOfStream) {
       this.finish();
-      return { kind: "continue", mutation: { setHeaders } };
+      return { kind: "continue", mutation: { setHeaders, removeHeaders } };
     }
     const contentType = (headers["content-type"] ?? "").toLowerCase();
     const streamed = contentType.startsWith("text/event-stream") || contentType.startsWith("application/x-ndjson");
@@ -379,9 +382,9 @@ export class RequestProcessor {
       // Every client schema Gearbox speaks streams SSE (Ollama's NDJSON is translated).
       if (!contentType.startsWith("text/event-stream")) setHeaders["content-type"] = "text/event-stream";
       // A rewritten stream's length is unknown in advance: let the codec chunk it.
-      return { kind: "continue", mutation: { setHeaders, removeHeaders: ["content-length"] }, streamResponseBody: true };
+      return { kind: "continue", mutation: { setHeaders, removeHeaders: [...removeHeaders, "content-length"] }, streamResponseBody: true };
     }
-    return { kind: "continue", mutation: { setHeaders } };
+    return { kind: "continue", mutation: { setHeaders, removeHeaders } };
   }
 
   responseBody(chunk: Buffer, endOfStream: boolean): Outcome | Promise<Outcome> {
