@@ -3,6 +3,7 @@
  * `GEARBOX_ADMIN_KEY` (an admin key, sent as a bearer token). A refusal carries the server's own
  * message. Also the CLI verbs' shared plumbing: where output goes, exit codes, tables.
  */
+import { escapeUnprintable } from "../extproc/schemas/printable.ts";
 
 const DEFAULT_ADMIN_URL = "http://127.0.0.1:8081";
 
@@ -89,7 +90,7 @@ export async function runVerb(verb: string, args: string[], io: CliIo, usage: st
     return EXIT.ok;
   } catch (err) {
     if (err instanceof AdminError) {
-      io.err(`gearbox ${verb}: ${err.message}\n`);
+      io.err(`gearbox ${verb}: ${escapeUnprintable(err.message)}\n`);
       return EXIT.failed;
     }
     if (err instanceof UsageError || (err instanceof TypeError && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))) {
@@ -100,9 +101,23 @@ export async function runVerb(verb: string, args: string[], io: CliIo, usage: st
   }
 }
 
+/** A line of text from the server's values, shown and never obeyed by the terminal (control characters escaped). */
+export function printableLine(text: string): string {
+  return `${escapeUnprintable(text)}\n`;
+}
+
+/**
+ * `--json` output: JSON already escapes C0 controls; DEL, C1 controls, line separators and
+ * bidirectional overrides are escaped too (`\u009b`), so the JSON is the same data, inert on a terminal.
+ */
+export function printableJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) + "\n";
+}
+
 /** Rows as aligned columns under a header; absent cells print as `-`. */
 export function table(header: string[], rows: (string | undefined)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map((c) => (c === undefined || c === "" ? "-" : c)))];
+  // Cells come from the server (names anyone with an admin key chose): shown, never obeyed.
+  const cells = [header, ...rows.map((r) => r.map((c) => (c === undefined || c === "" ? "-" : escapeUnprintable(c))))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
   return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ")).join("\n") + "\n";
 }

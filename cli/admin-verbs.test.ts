@@ -12,6 +12,8 @@ import { parseConfigText } from "../extproc/config/load.ts";
 import { authenticate, createAuthDeps, type AuthDeps } from "../extproc/governance/auth.ts";
 import { RedisAuditLog } from "../extproc/store/redis-audit-log.ts";
 import { RedisTenantStore } from "../extproc/store/redis-tenant-store.ts";
+import { generateKey } from "../extproc/governance/keys.ts";
+import { isPrintable } from "../extproc/schemas/printable.ts";
 import { testRedis, type TestRedis } from "../extproc/store/test-redis.ts";
 import { silentLogger } from "../extproc/telemetry/logger.ts";
 import type { CliIo } from "./admin-client.ts";
@@ -104,6 +106,22 @@ describe("gearbox keys", () => {
     assert.equal(ghost.code, 1);
     assert.equal(ghost.err, "gearbox keys: No key 'key_0000000000000000'. (HTTP 404)\n");
     assert.equal((await run(runKeys, ["--help"])).code, 0);
+  });
+
+  test("names are printed escaped, never as terminal control sequences (a name stored before validation existed)", async () => {
+    const evil = "x\u001b]0;pwned\u0007\r\n\u009b2J\u202e";
+    const { record } = generateKey({ role: "call", tenant: "acme", name: evil, createdBy: "test" }, new Date());
+    await new RedisTenantStore(redis.redis, redis.prefix).putKey(record);
+    const listed = await run(runKeys, ["list", "--tenant", "acme"]);
+    assert.equal(listed.code, 0, listed.err);
+    for (const line of listed.out.split("\n")) assert.ok(isPrintable(line), JSON.stringify(line));
+    assert.ok(listed.out.includes("x\\x1b]0;pwned\\x07\\x0d\\x0a\\x9b2J\\u202e"), listed.out);
+    const json = await run(runKeys, ["list", "--tenant", "acme", "--json"]);
+    for (const line of json.out.split("\n")) assert.ok(isPrintable(line), JSON.stringify(line));
+    assert.ok((JSON.parse(json.out) as { name: string }[]).some((k) => k.name === evil), "the JSON still carries the name itself");
+    const refused = await run(runTenants, ["get", "\u001b[2J"]);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.err, "gearbox tenants: No tenant '\\x1b[2J'. (HTTP 404)\n");
   });
 });
 

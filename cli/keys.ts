@@ -4,7 +4,7 @@
  * will never be shown again.
  */
 import { parseArgs } from "node:util";
-import { AdminClient, runVerb, table, UsageError, type CliIo } from "./admin-client.ts";
+import { AdminClient, printableJson, printableLine, runVerb, table, UsageError, type CliIo } from "./admin-client.ts";
 
 export const KEYS_USAGE = `usage: gearbox keys create --role call|admin [--tenant <id>] [--name <name>]
        gearbox keys list [--tenant <id>] [--json]
@@ -37,21 +37,21 @@ export function runKeys(args: string[], io: CliIo): Promise<number> {
         const spec = { role: values.role, ...(values.tenant !== undefined && { tenant: values.tenant }), ...(values.name !== undefined && { name: values.name }) };
         const made = await AdminClient.fromEnv(io.env).request<KeyView & { key: string }>("POST", "/v1/keys", spec);
         io.out(`${made.key}\n`);
-        io.err(`created ${made.role} key ${made.id} (${made.prefix})${made.tenant ? ` for tenant ${made.tenant}` : ""}\n`);
+        io.err(printableLine(`created ${made.role} key ${made.id} (${made.prefix})${made.tenant ? ` for tenant ${made.tenant}` : ""}`));
         io.err("warning: this key will not be shown again; store it now (Gearbox keeps only its hash)\n");
         return;
       }
       case "list": {
         const query = values.tenant !== undefined ? `?tenant=${encodeURIComponent(values.tenant)}` : "";
         const { data } = await AdminClient.fromEnv(io.env).request<{ data: KeyView[] }>("GET", `/v1/keys${query}`);
-        if (values.json) return io.out(JSON.stringify(data, null, 2) + "\n");
+        if (values.json) return io.out(printableJson(data));
         io.out(table(["ID", "PREFIX", "ROLE", "TENANT", "NAME", "CREATED", "REVOKED"], data.map((k) => [k.id, k.prefix, k.role, k.tenant, k.name, k.created_at, k.revoked_at])));
         return;
       }
       case "revoke": {
         if (arg === undefined) throw new UsageError("'revoke' needs a key id");
         const revoked = await AdminClient.fromEnv(io.env).request<KeyView>("DELETE", `/v1/keys/${encodeURIComponent(arg)}`);
-        io.out(`revoked ${revoked.id} (${revoked.prefix}) at ${revoked.revoked_at ?? "?"}\n`);
+        io.out(printableLine(`revoked ${revoked.id} (${revoked.prefix}) at ${revoked.revoked_at ?? "?"}`));
         return;
       }
       default:

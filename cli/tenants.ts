@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { AdminClient, AdminError, runVerb, table, UsageError, type CliIo } from "./admin-client.ts";
+import { AdminClient, AdminError, printableJson, printableLine, runVerb, table, UsageError, type CliIo } from "./admin-client.ts";
 
 export const TENANTS_USAGE = `usage: gearbox tenants list [--json]
        gearbox tenants get <id>
@@ -57,14 +57,14 @@ export function runTenants(args: string[], io: CliIo): Promise<number> {
     switch (sub) {
       case "list": {
         const { data } = await AdminClient.fromEnv(io.env).request<{ data: TenantView[] }>("GET", "/v1/tenants");
-        if (values.json) return io.out(JSON.stringify(data, null, 2) + "\n");
+        if (values.json) return io.out(printableJson(data));
         const limits = (t: TenantView) => Object.entries(t.limits).map(([k, v]) => `${k}=${v}`).join(",");
         io.out(table(["ID", "SOURCE", "MODELS", "LIMITS", "IP ALLOWLIST", "PRINCIPALS"], data.map((t) => [t.id, t.source, t.models?.join(","), limits(t), t.ip_allowlist?.join(","), t.principals?.join(",")])));
         return;
       }
       case "get": {
         const tenant = await AdminClient.fromEnv(io.env).request<TenantView>("GET", `/v1/tenants/${encodeURIComponent(needArg("a tenant id"))}`);
-        return io.out(JSON.stringify(tenant, null, 2) + "\n");
+        return io.out(printableJson(tenant));
       }
       case "put": {
         const tenants = tenantsIn(needArg("a file"));
@@ -77,14 +77,14 @@ export function runTenants(args: string[], io: CliIo): Promise<number> {
             if (err instanceof AdminError) throw new AdminError(`tenant '${id}': ${err.message}`, err.status);
             throw err;
           }
-          io.out(`tenant ${id} saved\n`);
+          io.out(printableLine(`tenant ${id} saved`));
         }
         return;
       }
       case "delete": {
         const id = needArg("a tenant id");
         const res = await AdminClient.fromEnv(io.env).request<{ revoked_keys: string[] }>("DELETE", `/v1/tenants/${encodeURIComponent(id)}`);
-        io.out(`tenant ${id} deleted${res.revoked_keys.length > 0 ? `; revoked keys: ${res.revoked_keys.join(", ")}` : ""}\n`);
+        io.out(printableLine(`tenant ${id} deleted${res.revoked_keys.length > 0 ? `; revoked keys: ${res.revoked_keys.join(", ")}` : ""}`));
         return;
       }
       default:

@@ -7,13 +7,15 @@ import { z } from "zod";
 import { tenantSchema } from "../config/schema.ts";
 import { GatewayError } from "../errors.ts";
 import { generateKey } from "../governance/keys.ts";
+import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../schemas/printable.ts";
 import type { ApiKeyRecord } from "../governance/model.ts";
 import { notFound, parseBody, requireTenantAccess, type Context, type Reply, type Route } from "./route.ts";
 
 const createSchema = z.strictObject({
   role: z.enum(["call", "admin"]),
   tenant: z.string().min(1).optional(),
-  name: z.string().min(1).max(100).optional(),
+  /** Shown by `gearbox keys list` and in the audit log: printable text only. */
+  name: z.string().min(1).max(100).refine(isPrintable, NOT_PRINTABLE_MESSAGE).optional(),
   limits: tenantSchema.shape.limits.unwrap().optional(),
 });
 

@@ -137,6 +137,8 @@ describe("admin API: tenants", () => {
     const cases: [unknown, string][] = [
       [{ limits: { requests_per_second: -1 } }, "limits.requests_per_second"],
       [{ ip_allowlist: ["10.0.0.0/33"] }, "ip_allowlist[0]"],
+      [{ models: ["gpt-4o", "\u001b[2Jx"] }, "models[1]"],
+      [{ principals: ["spiffe://a\r\nb"] }, "principals[0]"],
       [{ colour: "blue" }, ""],
       [{ id: "other" }, "id"],
       [[1, 2], "body"],
@@ -209,6 +211,17 @@ describe("admin API: keys", () => {
     assert.equal(ghost.status, 400);
     assert.equal(ghost.body.error?.code, "tenant_not_found");
     assert.equal((await root("DELETE", "/v1/keys/key_0000000000000000")).status, 404);
+  });
+
+  test("key names must be printable: CR, LF, NUL, ESC, C1 and bidi overrides are a 400 naming the field", async () => {
+    for (const name of ["evil\u001b]0;pwned\u0007", "two\r\nlines", "nul\u0000", "csi\u009b31m", "txt\u202eexe.sh"]) {
+      const res = await root("POST", "/v1/keys", { role: "admin", name });
+      assert.equal(res.status, 400, JSON.stringify(name));
+      assert.equal(res.body.error?.param, "name");
+      assert.equal(res.body.error?.code, "invalid_field");
+      assert.match(res.body.error?.message ?? "", /name: must be printable text/);
+    }
+    assert.equal((await root("POST", "/v1/keys", { role: "admin", name: "Café ops 🚀" })).status, 201);
   });
 
   test("the bootstrap key cannot be revoked over the API (409)", async () => {

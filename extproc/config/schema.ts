@@ -6,6 +6,7 @@ import { z } from "zod";
 import { isCidr } from "../governance/cidr.ts";
 import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
 import { routePolicyShape } from "../routing/policy/schema.ts";
+import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../schemas/printable.ts";
 import { providerTimeoutsSchema, resilienceSchema } from "../resilience/config-schema.ts";
 
 const port = z.number().int().min(0).max(65535);
@@ -21,10 +22,11 @@ const limitsSchema = z.strictObject({
 
 export const tenantSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_'"),
-  models: z.array(z.string().min(1)).min(1).optional(),
+  /** Shown by `gearbox tenants list`: printable text only, as are the principals. */
+  models: z.array(z.string().min(1).refine(isPrintable, NOT_PRINTABLE_MESSAGE)).min(1).optional(),
   limits: limitsSchema.default({}),
   ip_allowlist: z.array(z.string().refine(isCidr, "must be a CIDR (10.0.0.0/8, 2001:db8::/32) or an IP address")).min(1).optional(),
-  principals: z.array(z.string().min(1)).min(1).optional(),
+  principals: z.array(z.string().min(1).refine(isPrintable, NOT_PRINTABLE_MESSAGE)).min(1).optional(),
   degrade_to_edge: z.boolean().default(false),
   alert_at: z.array(z.number().gt(0).lt(1)).optional(),
 });
