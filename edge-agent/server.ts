@@ -9,6 +9,7 @@ import { GatewayError, invalidRequest, toErrorResponse } from "../extproc/errors
 import { parseOpenAIChatRequest } from "../extproc/schemas/openai-chat-request.ts";
 import { parseOpenAIEmbeddingsRequest, toOpenAIEmbeddingsResponse } from "../extproc/schemas/openai-embeddings.ts";
 import { isObject } from "../extproc/schemas/fields.ts";
+import { decodeJsonBody } from "../extproc/schemas/json-body.ts";
 import type { Logger } from "../extproc/telemetry/logger.ts";
 import { float32Base64 } from "../extproc/translators/compose.ts";
 import { handleChat } from "./chat-handler.ts";
@@ -56,13 +57,10 @@ function readJson(req: http.IncomingMessage): Promise<unknown> {
       chunks.push(c);
     });
     req.on("end", () => {
-      const text = Buffer.concat(chunks).toString("utf8");
-      if (text.length === 0) return reject(invalidRequest("The request body is empty; a JSON object is required.", undefined, "empty_body"));
-      try {
-        resolve(JSON.parse(text));
-      } catch (err) {
-        reject(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
-      }
+      // The gateway's rule (empty, UTF-8, JSON, depth), so both answer a bad body alike.
+      const decoded = decodeJsonBody(Buffer.concat(chunks, size));
+      if (decoded.ok) resolve(decoded.value);
+      else reject(decoded.errors[0] ?? invalidRequest("Invalid request body."));
     });
     req.on("error", reject);
   });

@@ -6,10 +6,8 @@
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError, invalidRequest } from "../errors.ts";
 import { fail, ok, type Result } from "../result.ts";
-import { tooDeep } from "../schemas/json-depth.ts";
+import { decodeJsonBody } from "../schemas/json-body.ts";
 import type { Headers } from "./outcome.ts";
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The request head's problem, if any: method, content type, declared size, an empty body. */
 export function checkHead(spec: EndpointSpec, headers: Headers, endOfStream: boolean, maxBytes: number): GatewayError | undefined {
@@ -33,22 +31,9 @@ export function checkHead(spec: EndpointSpec, headers: Headers, endOfStream: boo
 /** The body as the endpoint's call: UTF-8, JSON, within the size limit, valid for its schema. */
 export function parseBody(spec: EndpointSpec, body: Buffer, maxBytes: number): Result<{ parsed: ParsedCall; json: unknown }, GatewayError> {
   if (body.length > maxBytes) return fail(tooLarge(body.length, maxBytes));
-  if (body.length === 0) return fail(emptyBody());
-  let text: string;
-  try {
-    text = UTF8.decode(body);
-  } catch {
-    return fail(invalidRequest("The request body is not valid UTF-8.", undefined, "invalid_encoding"));
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return fail(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
-  }
-  // Before anything recursive sees it (the schema, JSON.stringify in fingerprints and cache keys).
-  const deep = tooDeep(json);
-  if (deep) return fail(invalidRequest(deep.message, deep.param || undefined, "json_too_deep"));
+  const decoded = decodeJsonBody(body);
+  if (!decoded.ok) return decoded;
+  const json = decoded.value;
   const parsed = spec.parse(json);
   if (!parsed.ok) {
     const first = parsed.errors[0] ?? { param: "", message: "Invalid request." };
