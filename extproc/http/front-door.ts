@@ -14,6 +14,11 @@ import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } fro
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { readAll, sendUpstream } from "./upstream-client.ts";
+import type { Provider } from "../providers/provider.ts";
+import { withRetries } from "../resilience/retrying.ts";
+import { timeoutsOf, upstreamTimeout } from "../resilience/timeouts.ts";
+import { idleGuarded } from "../resilience/idle-guard.ts";
+import { LOCAL_REPLY } from "../resilience/failure-cause.ts";
 
 export type FrontDoor = Listening;
 
@@ -127,7 +132,7 @@ export class FrontDoorHandler {
     res.on("close", onClose);
     const timer = setTimeout(() => abort.abort(new GatewayError(504, "timeout_error", `Upstream '${provider.name}' did not answer within ${provider.timeoutMs} ms.`, { code: "upstream_timeout" })), provider.timeoutMs);
     try {
-      const upstream = await sendUpstream(url, forwardable(headers), body, abort.signal);
+      const upstream = await this.send(processor, target.cloud, url, forwardable(headers), body, abort.signal);
       const status = upstream.statusCode ?? 502;
       const responseHeaders: Headers = { ...plainHeaders(upstream.headers), ":status": String(status) };
       const outcome = processor.responseHeaders(responseHeaders, false);
@@ -136,7 +141,7 @@ export class FrontDoorHandler {
       if (outcome.streamResponseBody) {
         res.writeHead(status, forwardable(responseHeaders));
         res.flushHeaders();
-        for await (const chunk of upstream as AsyncIterable<Buffer>) {
+        for await (const chunk of this.idleGuarded(upstream, target.cloud)) {
           const step = await processor.responseBody(chunk, false);
           const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
           if (out.length > 0) res.write(out);
@@ -160,6 +165,13 @@ export class FrontDoorHandler {
         await this.answerLocally(res, processor, 503, "upstream connect error or disconnect/reset before headers");
         return;
       }
+      if (target.cloud && !clientGone && !res.headersSent && processor.canFallBack) {
+        // As through Envoy: an unreachable or timed-out provider is a local reply the processor
+        // sees like any answer, and the call's fallback chain answers instead.
+        const timedOut = reason instanceof GatewayError && reason.code === "upstream_timeout";
+        await this.answerLocally(res, processor, timedOut ? 504 : 503, timedOut ? LOCAL_REPLY.timeout : LOCAL_REPLY.connect);
+        return;
+      }
       if (clientGone) return processor.abort(reason instanceof Error ? reason.message : String(reason));
       // The record says what the client gets (502, 504), not 499: only a client that left is 499.
       const failure = reason instanceof GatewayError ? reason : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err });
@@ -169,6 +181,41 @@ export class FrontDoorHandler {
       clearTimeout(timer);
       res.off("close", onClose);
     }
+  }
+
+  /**
+   * A cloud call under the provider's connect and first-byte deadlines, retried before any byte
+   * went to the client (`resilience/retrying.ts`, as Envoy's route retry policy does through
+   * Envoy); an edge call as it is.
+   */
+  private async send(processor: RequestProcessor, provider: Provider | undefined, url: URL, headers: Headers, body: Buffer, signal: AbortSignal): Promise<http.IncomingMessage> {
+    if (!provider) return sendUpstream(url, headers, body, signal);
+    const t = timeoutsOf(provider);
+    const deadlines = { connectMs: t.connectMs, firstByteMs: t.firstByteMs, timeout: (kind: "connect" | "first_byte") => upstreamTimeout(provider.name, kind, kind === "connect" ? t.connectMs : t.firstByteMs) };
+    const result = await withRetries<http.IncomingMessage>({
+      provider: provider.name,
+      health: processor.providerHealth,
+      retry: this.deps.config.resilience.retry,
+      gated: false,
+      signal,
+      attempt: async () => {
+        const res = await sendUpstream(url, headers, body, signal, deadlines);
+        return { status: res.statusCode ?? 502, headers: plainHeaders(res.headers), value: res };
+      },
+      // A retried answer is read to its end, so its connection goes back to the pool.
+      discard: (res) => void res.resume(),
+      onRetry: (cause, attempt) => processor.retried(cause, attempt),
+    });
+    if (result.kind === "answer") return result.value;
+    if (result.kind === "error") throw result.error;
+    throw new Error("a first attempt that is not gated is never refused");
+  }
+
+  /** A cloud answer's body, each chunk within the provider's idle deadline of the one before. */
+  private idleGuarded(upstream: http.IncomingMessage, provider: Provider | undefined): AsyncIterable<Buffer> {
+    if (!provider) return upstream as AsyncIterable<Buffer>;
+    const idleMs = timeoutsOf(provider).idleMs;
+    return idleGuarded(upstream, idleMs, () => upstreamTimeout(provider.name, "idle", idleMs));
   }
 
   /** Runs the response phases on a reply Gearbox made up itself (Envoy's local reply). */
@@ -182,7 +229,7 @@ export class FrontDoorHandler {
   }
 
   /** Where Envoy would send the request: the provider cluster, or the edge agent (ORIGINAL_DST). */
-  private upstreamTarget(headers: Headers): { origin: string; provider: { name: string; timeoutMs: number } } {
+  private upstreamTarget(headers: Headers): { origin: string; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
     const upstream = headers["x-gearbox-upstream"] ?? "";
     if (upstream === "edge") {
       const endpoint = headers["x-gearbox-edge-endpoint"] ?? "";
@@ -190,7 +237,7 @@ export class FrontDoorHandler {
     }
     const provider = this.deps.config.providers.find((p) => p.name === upstream);
     if (!provider) throw new Error(`processor chose unknown upstream '${upstream}'`);
-    return { origin: provider.baseUrl.origin, provider };
+    return { origin: provider.baseUrl.origin, provider, cloud: provider };
   }
 
   private models(): unknown {

@@ -20,7 +20,11 @@ export type CloudRoute = { decision: RouteDecision; plan: CallPlan; mutation: Mu
 export function cloudRoute(parsed: ParsedCall, requestHeaders: Headers, providers: readonly Provider[], query: string, requestId: string, strip: readonly string[]): CloudRoute {
   const routed = decideRoute(parsed.model, requestHeaders["x-gearbox-route"], providers);
   if (!routed.ok) return { error: routed.errors[0] ?? new GatewayError(500, "server_error", "No route.") };
-  const decision = routed.value;
+  return cloudRouteTo(routed.value, parsed, query, requestId, strip);
+}
+
+/** The plan and mutation that send `parsed` where `decision` says (a fallback member too). */
+export function cloudRouteTo(decision: RouteDecision, parsed: ParsedCall, query: string, requestId: string, strip: readonly string[]): CloudRoute {
   const { provider, upstreamModel } = decision;
   let plan: CallPlan;
   try {

@@ -38,7 +38,11 @@ import type { SemanticCache } from "../cache/semantic/semantic-cache.ts";
 import { CONTINUE, type Headers, type Outcome } from "./outcome.ts";
 import { checkHead, parseBody } from "./request-checks.ts";
 import { chooseEdge, policyInputIfConsulted, type EdgeChoiceContext } from "./edge-choice.ts";
-import { cloudRoute } from "./cloud-route.ts";
+import { cloudRoute, cloudRouteTo, type CloudRoute } from "./cloud-route.ts";
+import { RequestFailover } from "../resilience/request-failover.ts";
+import { healthFor, type ProviderHealth } from "../resilience/provider-health.ts";
+import { asLocalReply, fallbackMutation } from "../resilience/fallback-response.ts";
+import { traceRetry } from "../resilience/attempt-spans.ts";
 import { finalAnswer } from "./final-answer.ts";
 import { screenProviderHeaders } from "../providers/response-headers.ts";
 import { RunawayStage } from "./runaway-stage.ts";
@@ -75,6 +79,8 @@ export interface ProcessorDeps {
   tracer?: Tracer;
   /** Where finished requests go (log line, metrics); absent → the log line alone. */
   telemetry?: Telemetry;
+  /** Providers' breakers and retry budgets, one per process; absent → one per config. */
+  providerHealth?: ProviderHealth;
 }
 
 /** Authentication (tenants, keys, workload identities) and the limits governor. */
@@ -120,6 +126,10 @@ export class RequestProcessor {
   private shadow = false;
   private observing = false;
   private readonly transport: Transport;
+  /** The call's fallback chain and upstream attempts (cloud calls). */
+  private failover: RequestFailover | undefined;
+  /** The client's request bytes, for a fallback that sends them as they are. */
+  private body: Buffer | undefined;
 
   private readonly cloudSpend: CloudSpend;
 
@@ -227,6 +237,7 @@ export class RequestProcessor {
     if (!spec) return CONTINUE;
     this.trace?.step("gearbox.parse");
     const read = parseBody(spec, body, this.config.limits.max_request_bytes);
+    this.body = body;
     if (!read.ok) return this.reject(read.errors[0] ?? invalidRequest("Invalid request."));
     const { parsed: call, json } = read.value;
     this.parsed = call;
@@ -338,14 +349,42 @@ export class RequestProcessor {
       this.cascade = edge;
       return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
     }
-    const cloud = cloudRoute(parsed, this.requestHeadersSeen, this.config.providers, this.query, this.requestId, CONTROL_HEADERS);
+    const cloud = this.failoverRoute(parsed, cloudRoute(parsed, this.requestHeadersSeen, this.config.providers, this.query, this.requestId, CONTROL_HEADERS));
     this.decision = cloud.decision;
     if ("error" in cloud) return this.reject(cloud.error);
     this.plan = cloud.plan;
     return { kind: "continue", mutation: cloud.mutation };
   }
 
-  responseHeaders(headers: Headers, endOfStream: boolean): Outcome {
+  /** Providers' health: the process's, else this config's. */
+  get providerHealth(): ProviderHealth {
+    return this.deps.providerHealth ?? healthFor(this.config, this.deps.logger);
+  }
+
+  /** A cloud call's failover (`resilience/request-failover.ts`); a primary whose breaker is open is skipped for a healthy member. */
+  private failoverRoute(parsed: ParsedCall, cloud: CloudRoute): CloudRoute {
+    if ("error" in cloud) return cloud;
+    this.failover = new RequestFailover({ config: this.config, health: this.providerHealth, parsed, primary: cloud.decision, requestHeaders: this.requestHeadersSeen });
+    const member = this.failover.steer();
+    if (!member) return cloud;
+    const steered = cloudRouteTo({ target: "cloud", provider: member.provider, upstreamModel: member.upstreamModel, reason: `fallback;${cloud.decision.reason}` }, parsed, this.query, this.requestId, CONTROL_HEADERS);
+    return "error" in steered ? cloud : steered;
+  }
+
+  /** The front door retried the call (`resilience/retrying.ts`): `attempt` failed with `cause`. */
+  retried(cause: string, attempt: number): void {
+    this.failover?.retried(cause);
+    if (this.decision) traceRetry(this.trace, cause, attempt, operationOf(this.spec?.name), this.decision);
+  }
+
+  /** True when an upstream that cannot be reached would be answered by the call's fallback chain. */
+  get canFallBack(): boolean {
+    return this.failover?.canFallBack ?? false;
+  }
+
+  responseHeaders(headers: Headers, endOfStream: false): Outcome;
+  responseHeaders(headers: Headers, endOfStream: boolean): Outcome | Promise<Outcome>;
+  responseHeaders(headers: Headers, endOfStream: boolean): Outcome | Promise<Outcome> {
     this.phase = "response_body";
     if (this.shadow) return CONTINUE;
     this.trace?.step("gearbox.response");
@@ -359,6 +398,7 @@ export class RequestProcessor {
     if (!this.spec || !this.plan || !this.decision) return CONTINUE;
     this.status = Number(headers[":status"] ?? 0);
     this.responseHeadersSeen = headers;
+    const failing = this.failover?.answered(this.status, this.transport === "ext_proc") === true;
     const setHeaders: Headers = {
       "x-gearbox-route": this.decision.target,
       "x-gearbox-reason": this.policy ? `${this.policy.reason};${this.decision.reason}` : this.decision.reason,
@@ -366,7 +406,9 @@ export class RequestProcessor {
       ...this.trace?.responseHeaders(),
       // The caller's own limits (the provider's x-ratelimit-* are about Gearbox's key, not the caller's).
       ...this.ticket?.headers,
+      ...this.failover?.headers(),
     };
+    if (failing && endOfStream && this.failover) return this.fallBack(this.failover, Buffer.alloc(0)).then(asLocalReply);
     // Only the provider headers fit for the client go on, the key redacted (`response-headers.ts`).
     const removeHeaders = screenProviderHeaders(headers, this.decision.provider, setHeaders);
     if (endOfStream) {
@@ -417,12 +459,40 @@ export class RequestProcessor {
       return { kind: "continue", mutation: { body } };
     }
     if (!endOfStream) return CONTINUE;
-    const answer = finalAnswer(this.plan, this.status, this.responseHeadersSeen, chunk, this.decision, this.requestId);
+    if (this.failover?.pending !== undefined) return this.fallBack(this.failover, chunk);
+    return this.passOn(this.plan, chunk);
+  }
+
+  /** The provider's complete answer, translated for the client. */
+  private passOn(plan: CallPlan, chunk: Buffer): Outcome {
+    const answer = finalAnswer(plan, this.status, this.responseHeadersSeen, chunk, this.decision, this.requestId);
+    const fallback = this.failover?.headers()["x-gearbox-fallback"];
+    if (fallback !== undefined) answer.mutation = { ...answer.mutation, setHeaders: { ...answer.mutation?.setHeaders, "x-gearbox-fallback": fallback } };
     this.usage = answer.usage;
     if (answer.cacheable !== undefined) this.runaway?.answered(answer.mutation?.setHeaders?.["content-type"] ?? this.responseHeadersSeen["content-type"], answer.mutation?.body ?? chunk);
     this.finish(answer.error);
     if (answer.cacheable !== undefined) this.cache.store(answer.cacheable);
     return answer.mutation ? { kind: "continue", mutation: answer.mutation } : CONTINUE;
+  }
+
+  /**
+   * The answer failed (429, 5xx, unreachable, timed out) before any byte reached the client: the
+   * rest of the fallback chain is called, and the first member's answer replaces the failure
+   * (the member is charged). None answers → the failure goes on as it came.
+   */
+  private async fallBack(failover: RequestFailover, chunk: Buffer): Promise<Outcome> {
+    const plan = this.plan;
+    const failed = { status: this.status, headers: this.responseHeadersSeen, body: chunk };
+    const node = this.requestHeadersSeen["x-gearbox-node"];
+    const answer = await failover.run(failed, { requestId: this.requestId, trace: this.trace, clientBody: this.body ?? Buffer.alloc(0), edgeAgent: (model) => this.edgeAgents().pick(model, node)?.address });
+    if (!answer) return plan ? this.passOn(plan, chunk) : CONTINUE;
+    this.decision = answer.decision;
+    this.status = answer.status;
+    this.usage = answer.usage;
+    if (answer.body.length > 0) this.firstByteAt ??= performance.now();
+    const mutation = fallbackMutation(answer, this.responseHeadersSeen, { ...failover.headers(), "x-gearbox-request-id": this.requestId, ...this.trace?.responseHeaders(), ...this.ticket?.headers });
+    this.finish();
+    return { kind: "continue", mutation };
   }
 
   /** The client went away (or Envoy dropped the stream) before its answer: recorded as 499. */
@@ -490,6 +560,7 @@ export class RequestProcessor {
       now: performance.now(),
       shadow: this.shadow,
       runaway: this.runaway?.outcome,
+      attempts: this.failover?.log,
     });
     const cost = record.cost_usd;
     if (typeof cost === "number") this.cloudSpend.add(cost);

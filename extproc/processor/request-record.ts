@@ -15,6 +15,8 @@ import { resolveProvider, type RouteDecision } from "../routing/decide.ts";
 import type { PolicyDecision } from "../routing/policy/index.ts";
 import type { CacheLayer, CacheOutcome, CacheResult } from "./cache-stage.ts";
 import type { RunawayOutcome } from "./runaway-stage.ts";
+import { transitions, type AttemptLog, type UpstreamAttempt } from "../resilience/attempt-log.ts";
+import { EDGE_PROVIDER } from "../resilience/fallback-call.ts";
 import { isObject } from "../schemas/fields.ts";
 
 /** Which front of Gearbox the request came through. */
@@ -55,6 +57,11 @@ export interface RequestRecord {
   degraded: string | undefined;
   /** A repeat past `runaway.max_identical`: answered from the answer just given (`replayed`, route `cache`) or `refused`. */
   runaway: RunawayOutcome | undefined;
+  /** Once an upstream attempt failed: `x-gearbox-fallback` (`openai:429>deepseek`), the calls made, the retries, and each attempt. */
+  fallback: string | undefined;
+  attempts: number | undefined;
+  retries: number | undefined;
+  upstream_attempts: UpstreamAttempt[] | undefined;
   input_tokens: number | undefined;
   output_tokens: number | undefined;
   /** Cloud cost at list price (USD); `null`: an unpriced cloud model. */
@@ -98,6 +105,8 @@ export interface RecordInput {
   shadow: boolean;
   /** What runaway protection did (`runaway-stage.ts`); absent → nothing. */
   runaway?: RunawayOutcome | undefined;
+  /** The upstream attempts (`resilience/attempt-log.ts`); `provider` is the one that answered. */
+  attempts?: AttemptLog | undefined;
 }
 
 const ms = (t: number): number => Math.round(t * 100) / 100;
@@ -105,7 +114,7 @@ const ms = (t: number): number => Math.round(t * 100) / 100;
 export function requestRecord(s: RecordInput): RequestRecord {
   const hit = s.cache.result === "hit";
   const event = s.cascade?.event;
-  const route: RecordRoute | undefined = hit || s.runaway === "replayed" ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? "cloud" : undefined;
+  const route: RecordRoute | undefined = hit || s.runaway === "replayed" ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? (s.decision.provider.name === EDGE_PROVIDER ? "edge" : "cloud") : undefined;
   const reason = s.cascade ? s.cascade.routeReason : s.decision?.reason;
   const status = s.error?.status ?? s.status;
   const served = route !== undefined && s.error === undefined && status > 0 && status < 400;
@@ -138,6 +147,10 @@ export function requestRecord(s: RecordInput): RequestRecord {
       error_code: undefined,
       degraded: undefined,
       runaway: undefined,
+      fallback: undefined,
+      attempts: undefined,
+      retries: undefined,
+      upstream_attempts: undefined,
       input_tokens: undefined,
       output_tokens: undefined,
       cost_usd: undefined,
@@ -166,6 +179,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
     error_code: s.error?.code ?? undefined,
     degraded: reason?.startsWith("degraded:") ? reason.slice("degraded:".length) : undefined,
     runaway: s.runaway,
+    ...attemptFields(s.attempts),
     input_tokens: s.usage?.inputTokens,
     output_tokens: s.usage?.outputTokens,
     cost_usd: cloudCost(s),
@@ -180,6 +194,13 @@ export function requestRecord(s: RecordInput): RequestRecord {
   };
 }
 
+/** The failover fields, once an attempt failed. */
+function attemptFields(log: AttemptLog | undefined): Pick<RequestRecord, "fallback" | "attempts" | "retries" | "upstream_attempts"> {
+  if (!log?.eventful) return { fallback: undefined, attempts: undefined, retries: undefined, upstream_attempts: undefined };
+  const attempts = log.attempts;
+  return { fallback: log.header(), attempts: log.calls(), retries: transitions(attempts).retries.length, upstream_attempts: [...attempts] };
+}
+
 /**
  * What this request cost in the cloud: the upgrade of an edge cascade, or the cloud call's
  * usage at list price. `null`: a cloud call on an unpriced model; `undefined`: no usage known.
@@ -187,6 +208,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
 export function cloudCost(s: Pick<RecordInput, "cache" | "cascade" | "decision" | "usage">): number | null | undefined {
   if (s.cache.result === "hit") return 0;
   if (s.cascade) return s.cascade.event?.cloud_cost_usd ?? (s.cascade.event?.upgraded ? undefined : 0);
+  if (s.decision?.provider.name === EDGE_PROVIDER) return 0;
   if (!s.decision || !s.usage) return undefined;
   const cost = callCostUsd(s.decision.provider, s.decision.upstreamModel, s.usage);
   return cost === undefined ? null : roundUsd(cost);

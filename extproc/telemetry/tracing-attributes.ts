@@ -45,6 +45,10 @@ export const GEARBOX = {
   admitted: "gearbox.admitted",
   limit: "gearbox.limit",
   streamChunks: "gearbox.stream.chunks",
+  /** Why Gearbox made this call: the failure of the attempt before it (`openai:429`). */
+  fallbackCause: "gearbox.fallback.cause",
+  /** 1 for a provider's first attempt in a request, 2 for its first retry… */
+  attempt: "gearbox.attempt",
 } as const;
 
 /**

@@ -1,0 +1,250 @@
+/**
+ * Provider failover end to end, through the front door and through Envoy (harness) + ext_proc,
+ * with the official OpenAI SDK as the client: a primary (OpenAI emulator) answering 429/500 or
+ * unreachable is replaced by its fallback of another kind (Anthropic emulator), in the client's
+ * own schema, JSON or stream; the breaker sends later calls straight to the fallback and a
+ * half-open probe brings the primary back; the front door's retries honour `retry-after`; with
+ * no chain the provider's error passes as before.
+ */
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { after, before, describe, test } from "node:test";
+import OpenAI from "openai";
+import { startAnthropicUpstream, type AnthropicUpstream } from "../emulators/anthropic-upstream.ts";
+import { loadChunkLines, loadJsonFixture } from "../emulators/fixtures.ts";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
+import { shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
+
+const OPENAI_KEY = "sk-openai-failover-key-1234";
+const ANTHROPIC_KEY = "sk-ant-failover-key-5678";
+const FALLBACK_TEXT = (loadJsonFixture("vercel-ai/anthropic/anthropic-text") as { content: { text: string }[] }).content[0]?.text;
+/** The recorded stream's text (a different recording from the JSON answer's). */
+const FALLBACK_STREAM_TEXT = loadChunkLines("vercel-ai/anthropic/anthropic-text")
+  .map((line) => JSON.parse(line) as { type: string; delta?: { text?: string } })
+  .map((event) => (event.type === "content_block_delta" ? (event.delta?.text ?? "") : ""))
+  .join("");
+const ERROR_FIXTURE = "vercel-ai/openai/reasoning-model-legacy-parameter-error";
+const ASK = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Say hello" }], max_tokens: 16 };
+
+let openai: OpenAIUpstream;
+let anthropic: AnthropicUpstream;
+/** A port nothing listens on. */
+let closedPort: number;
+
+before(async () => {
+  openai = await startOpenAIUpstream({ apiKey: OPENAI_KEY });
+  anthropic = await startAnthropicUpstream({ apiKey: ANTHROPIC_KEY });
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  closedPort = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+});
+after(async () => {
+  await openai.close();
+  await anthropic.close();
+});
+
+function yaml(resilience: string, openaiUrl = openai.baseURL): string {
+  return (
+    `providers:\n` +
+    `  - { name: openai, kind: openai, base_url: '${openaiUrl}', api_key_env: OK, models: [gpt-4o-mini, gpt-4.1] }\n` +
+    `  - { name: anthropic, kind: anthropic, base_url: '${anthropic.providerBaseURL}', api_key_env: AK, models: [claude-haiku-4-5] }\n` +
+    `resilience:\n${resilience}`
+  );
+}
+
+const NO_RETRY = `  retry: { max_attempts: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`;
+
+/** Calls made to each emulator since `mark()`. */
+function counter() {
+  const start = { openai: openai.requests.length, anthropic: anthropic.requests.length };
+  return () => ({ openai: openai.requests.length - start.openai, anthropic: anthropic.requests.length - start.anthropic });
+}
+
+for (const transport of ["front door", "envoy + ext_proc"] as const) {
+  describe(`failover via ${transport}`, () => {
+    const closers: (() => Promise<void>)[] = [];
+    let gateway: TestGateway | undefined;
+    let envoy: EnvoyHarness | undefined;
+    after(async () => {
+      for (const close of closers.reverse()) await close();
+    });
+
+    async function clientFor(config: string, openaiUrl = openai.url): Promise<OpenAI> {
+      gateway = await startTestGateway(testConfig(config, { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+      const g = gateway;
+      closers.push(() => g.close());
+      let base = g.baseURL;
+      if (transport === "envoy + ext_proc") {
+        const shipped = shippedEnvoySettings();
+        const e = await startEnvoy({
+          extProc: { ...shipped.extProc, address: g.extProcAddress },
+          routes: [
+            { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
+            { header: "x-gearbox-upstream", value: "anthropic", cluster: "anthropic" },
+          ],
+          clusters: { openai: { url: openaiUrl }, anthropic: { url: anthropic.url } },
+        });
+        envoy = e;
+        closers.push(() => e.close());
+        base = `${e.url}/v1`;
+      }
+      return new OpenAI({ baseURL: base, apiKey: "client-key", maxRetries: 0 });
+    }
+
+    function lastLog(): Record<string, unknown> | undefined {
+      return gateway?.logs.findLast((l) => l.msg === "request");
+    }
+
+    test("primary 429 → the Anthropic fallback answers in OpenAI's schema, with its own key; the log charges it", async () => {
+      const client = await clientFor(yaml(NO_RETRY));
+      const calls = counter();
+      openai.queue({ fixture: ERROR_FIXTURE, status: 429 });
+      const { data, response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(data.choices[0]?.message.content, FALLBACK_TEXT);
+      assert.equal(data.object, "chat.completion");
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("x-gearbox-fallback"), "openai:429>anthropic");
+      assert.equal(response.headers.get("retry-after"), null, "the failed answer's headers are gone");
+      assert.deepEqual(calls(), { openai: 1, anthropic: 1 });
+      const sent = anthropic.requests.at(-1);
+      assert.equal(sent?.headers["x-api-key"], ANTHROPIC_KEY);
+      assert.equal(sent?.headers.authorization, undefined, "no client credential goes upstream");
+      assert.equal((sent?.json as { model: string }).model, "claude-haiku-4-5");
+      const line = lastLog();
+      assert.equal(line?.provider, "anthropic");
+      assert.equal(line?.upstream_model, "claude-haiku-4-5");
+      assert.equal(line?.status, 200);
+      assert.equal(line?.fallback, "openai:429>anthropic");
+      assert.equal(line?.attempts, 2);
+      assert.deepEqual(line?.upstream_attempts, [{ provider: "openai", cause: "429" }, { provider: "anthropic" }]);
+      assert.equal(typeof line?.cost_usd, "number", "claude-haiku-4-5's list price, not gpt-4o-mini's");
+      assert.ok(!JSON.stringify(gateway?.logs).includes(ANTHROPIC_KEY) && !JSON.stringify(gateway?.logs).includes(OPENAI_KEY));
+      if (envoy) assert.deepEqual(envoy.stats.ignoredMutations, [], "Envoy applies every mutation of the replacement");
+    });
+
+    test("a stream request: the fallback's stream is translated whole into an OpenAI stream", async () => {
+      const client = await clientFor(yaml(NO_RETRY));
+      openai.queue({ fixture: ERROR_FIXTURE, status: 500 });
+      const { data: stream, response } = await client.chat.completions.create({ ...ASK, stream: true }).withResponse();
+      let text = "";
+      let finish: string | null | undefined;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? "";
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+      }
+      assert.equal(text, FALLBACK_STREAM_TEXT);
+      assert.ok(text.length > 0);
+      assert.equal(finish, "stop");
+      assert.equal(response.headers.get("content-type"), "text/event-stream");
+      assert.equal(response.headers.get("x-gearbox-fallback"), "openai:500>anthropic");
+      assert.equal((anthropic.requests.at(-1)?.json as { stream?: boolean }).stream, true);
+    });
+
+    test("the breaker opens: later calls go straight to the fallback, the dead provider gets none", async () => {
+      const client = await clientFor(yaml(`${NO_RETRY}  breaker: { failure_threshold: 2, open_ms: 60000 }\n`));
+      openai.queue({ fixture: ERROR_FIXTURE, status: 500 }, { fixture: ERROR_FIXTURE, status: 503 });
+      await client.chat.completions.create(ASK);
+      await client.chat.completions.create(ASK);
+      const calls = counter();
+      for (let i = 0; i < 3; i++) {
+        const { data, response } = await client.chat.completions.create(ASK).withResponse();
+        assert.equal(data.choices[0]?.message.content, FALLBACK_TEXT);
+        assert.equal(response.headers.get("x-gearbox-fallback"), "openai:breaker_open>anthropic");
+      }
+      assert.equal(lastLog()?.attempts, 1, "one call: the open breaker's provider was not called");
+      const { data: stream, response } = await client.chat.completions.create({ ...ASK, stream: true }).withResponse();
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      assert.equal(text, FALLBACK_STREAM_TEXT, "streamed as it came, from the fallback");
+      assert.equal(response.headers.get("x-gearbox-fallback"), "openai:breaker_open>anthropic");
+      assert.deepEqual(calls(), { openai: 0, anthropic: 4 });
+    });
+
+    test("half-open: after open_ms one probe goes to the primary; its success closes the breaker", async () => {
+      const client = await clientFor(yaml(`${NO_RETRY}  breaker: { failure_threshold: 1, open_ms: 200 }\n`));
+      openai.queue({ fixture: ERROR_FIXTURE, status: 500 });
+      await client.chat.completions.create(ASK);
+      const open = counter();
+      await client.chat.completions.create(ASK);
+      assert.deepEqual(open(), { openai: 0, anthropic: 1 }, "open: straight to the fallback");
+      await sleep(250);
+      const probing = counter();
+      const { response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(response.headers.get("x-gearbox-fallback"), null);
+      await client.chat.completions.create(ASK);
+      assert.deepEqual(probing(), { openai: 2, anthropic: 0 }, "the probe succeeded: closed again");
+    });
+
+    test("no chain for the model: the provider's 429 reaches the client as before", async () => {
+      const client = await clientFor(yaml(NO_RETRY));
+      const calls = counter();
+      openai.queue({ fixture: ERROR_FIXTURE, status: 429, headers: { "retry-after": "3" } });
+      await assert.rejects(client.chat.completions.create({ ...ASK, model: "gpt-4.1" }), (err: unknown) => {
+        assert.ok(err instanceof OpenAI.RateLimitError);
+        assert.equal(err.headers.get("x-gearbox-fallback"), null);
+        return true;
+      });
+      assert.deepEqual(calls(), { openai: 1, anthropic: 0 });
+    });
+
+    test("an unreachable primary: the fallback answers, not a 502/503", async () => {
+      const client = await clientFor(yaml(NO_RETRY, `http://127.0.0.1:${closedPort}/v1`), `http://127.0.0.1:${closedPort}`);
+      const { data, response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(data.choices[0]?.message.content, FALLBACK_TEXT);
+      assert.equal(response.headers.get("x-gearbox-fallback"), "openai:connect>anthropic");
+    });
+
+    test("every member fails: the primary's error goes to the client, the header lists the attempts", async () => {
+      const client = await clientFor(yaml(NO_RETRY));
+      openai.queue({ fixture: ERROR_FIXTURE, status: 429 });
+      anthropic.queue({ error: { type: "overloaded_error", message: "Overloaded" } });
+      await assert.rejects(client.chat.completions.create(ASK), (err: unknown) => {
+        assert.ok(err instanceof OpenAI.RateLimitError, String(err));
+        assert.equal(err.headers.get("x-gearbox-fallback"), "openai:429>anthropic:529");
+        return true;
+      });
+    });
+  });
+}
+
+describe("front door retries", () => {
+  const closers: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+  async function gatewayWith(resilience: string): Promise<{ client: OpenAI; gateway: TestGateway }> {
+    const gateway = await startTestGateway(testConfig(yaml(resilience), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+    closers.push(() => gateway.close());
+    return { client: new OpenAI({ baseURL: gateway.baseURL, apiKey: "client-key", maxRetries: 0 }), gateway };
+  }
+
+  test("a 429 with a short retry-after is retried on the primary; one past max_retry_after_ms goes to the fallback", async () => {
+    const { client, gateway } = await gatewayWith(`  retry: { max_attempts: 2, max_retry_after_ms: 5000, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`);
+    let calls = counter();
+    openai.queue({ fixture: ERROR_FIXTURE, status: 429, headers: { "retry-after": "0" } });
+    const retried = await client.chat.completions.create(ASK).withResponse();
+    assert.deepEqual(calls(), { openai: 2, anthropic: 0 });
+    assert.equal(retried.response.headers.get("x-gearbox-fallback"), "openai:429>openai");
+    const line = gateway.logs.findLast((l) => l.msg === "request");
+    assert.equal(line?.retries, 1);
+    assert.equal(line?.provider, "openai");
+    calls = counter();
+    openai.queue({ fixture: ERROR_FIXTURE, status: 429, headers: { "retry-after": "30" } });
+    const fellBack = await client.chat.completions.create(ASK).withResponse();
+    assert.deepEqual(calls(), { openai: 1, anthropic: 1 }, "not waited for: the fallback answered");
+    assert.equal(fellBack.response.headers.get("x-gearbox-fallback"), "openai:429>anthropic");
+  });
+
+  test("a 400 is the provider's answer: never retried, never a fallback", async () => {
+    const { client } = await gatewayWith(`  retry: { max_attempts: 3, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`);
+    const calls = counter();
+    openai.queue({ fixture: ERROR_FIXTURE, status: 400 });
+    await assert.rejects(client.chat.completions.create(ASK), (err: unknown) => err instanceof OpenAI.BadRequestError);
+    assert.deepEqual(calls(), { openai: 1, anthropic: 0 });
+  });
+});
