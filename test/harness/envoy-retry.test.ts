@@ -82,7 +82,7 @@ void test("a 400 is not retried", async (t) => {
 });
 
 void test("a reset after the request reached the provider is not retried (it may have been billed)", async (t) => {
-  const upstream = await startUpstream("openai", (_r, res) => res.socket?.destroy());
+  const upstream = await startUpstream("openai", (_r, res) => void res.socket?.destroy());
   const envoy = await envoyFor(upstream);
   t.after(async () => (await envoy.close(), await upstream.close()));
   const res = await call(envoy);
