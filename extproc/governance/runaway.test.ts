@@ -22,15 +22,15 @@ test("a fingerprint is stable, and differs by scope and by request", () => {
 
 test("the caller within the tenant: the key's id, else the workload identity, else the source address, else the tenant", () => {
   const client = { address: "10.0.0.7", principal: "spiffe://cluster.local/ns/shop/sa/web" };
-  assert.deepEqual(runawayScope(CONFIG, caller("shop", "key_1"), client), { scope: "shop\nk:key_1", who: "key 'key_1' (gbx_call_Ab12…) of tenant 'shop'" });
-  assert.deepEqual(runawayScope(CONFIG, caller("shop"), client), { scope: "shop\np:spiffe://cluster.local/ns/shop/sa/web", who: "caller spiffe://cluster.local/ns/shop/sa/web of tenant 'shop'" });
-  assert.deepEqual(runawayScope(CONFIG, caller("shop"), { address: "10.0.0.7" }), { scope: "shop\na:10.0.0.7", who: "caller 10.0.0.7 of tenant 'shop'" });
-  assert.deepEqual(runawayScope(CONFIG, caller("shop"), {}), { scope: "shop", who: "tenant 'shop'" });
-  assert.deepEqual(runawayScope({ ...CONFIG, key: "tenant" }, caller("shop", "key_1"), client), { scope: "shop", who: "tenant 'shop'" });
+  assert.deepEqual(runawayScope("caller", caller("shop", "key_1"), client), { scope: "shop\nk:key_1", who: "key 'key_1' (gbx_call_Ab12…) of tenant 'shop'" });
+  assert.deepEqual(runawayScope("caller", caller("shop"), client), { scope: "shop\np:spiffe://cluster.local/ns/shop/sa/web", who: "caller spiffe://cluster.local/ns/shop/sa/web of tenant 'shop'" });
+  assert.deepEqual(runawayScope("caller", caller("shop"), { address: "10.0.0.7" }), { scope: "shop\na:10.0.0.7", who: "caller 10.0.0.7 of tenant 'shop'" });
+  assert.deepEqual(runawayScope("caller", caller("shop"), {}), { scope: "shop", who: "tenant 'shop'" });
+  assert.deepEqual(runawayScope("tenant", caller("shop", "key_1"), client), { scope: "shop", who: "tenant 'shop'" });
 });
 
 test("identical requests of different callers, tenants, endpoints, models or streaming never share a fingerprint", () => {
-  const of = (c: Caller, client = {}, shape = SHAPE) => callerFingerprint(runawayScope(CONFIG, c, client), shape, body);
+  const of = (c: Caller, client = {}, shape = SHAPE) => callerFingerprint(runawayScope("caller", c, client), shape, body);
   const base = of(caller("shop", "key_1"));
   assert.equal(of(caller("shop", "key_1")), base);
   const others = [
@@ -44,8 +44,7 @@ test("identical requests of different callers, tenants, endpoints, models or str
   ];
   assert.equal(new Set([base, ...others]).size, others.length + 1);
   // By tenant: one count whoever calls.
-  const tenantWide = { ...CONFIG, key: "tenant" as const };
-  assert.equal(callerFingerprint(runawayScope(tenantWide, caller("shop", "key_1"), {}), SHAPE, body), callerFingerprint(runawayScope(tenantWide, caller("shop", "key_2"), {}), SHAPE, body));
+  assert.equal(callerFingerprint(runawayScope("tenant", caller("shop", "key_1"), {}), SHAPE, body), callerFingerprint(runawayScope("tenant", caller("shop", "key_2"), {}), SHAPE, body));
 });
 
 test("the runaway check counts identical requests per window, and is absent when off or unfingerprinted", () => {

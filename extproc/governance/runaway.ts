@@ -48,12 +48,13 @@ export interface RunawayScope {
 
 /**
  * The caller of a request within its tenant: the key's id, else the workload identity, else the
- * source address. With `key: tenant`, or when the transport knows none of them, the tenant.
+ * source address; the tenant when the transport knows none of them, or when `by` is `tenant`
+ * (`runaway.key`, the count's scope; replays are always keyed by the caller).
  */
-export function runawayScope(config: RunawayConfig, caller: Caller, client: TransportIdentity): RunawayScope {
+export function runawayScope(by: "caller" | "tenant", caller: Caller, client: TransportIdentity): RunawayScope {
   const tenant = caller.tenant.id;
   const wholeTenant = { scope: tenant, who: `tenant '${tenant}'` };
-  if ((config.key ?? "caller") === "tenant") return wholeTenant;
+  if (by === "tenant") return wholeTenant;
   const of = `of tenant '${tenant}'`;
   if (caller.key) return { scope: `${tenant}\nk:${caller.key.id}`, who: `key '${caller.key.id}' (${caller.key.prefix}…) ${of}` };
   if (client.principal !== undefined) return { scope: `${tenant}\np:${client.principal}`, who: `caller ${client.principal} ${of}` };

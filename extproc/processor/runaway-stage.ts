@@ -22,8 +22,10 @@ import type { Outcome } from "./outcome.ts";
 export type RunawayOutcome = "replayed" | "refused";
 
 export class RunawayStage {
-  /** The request's caller fingerprint, for the admission. */
+  /** The fingerprint the admission counts (by caller or by tenant: `runaway.key`). */
   readonly fingerprint: string;
+  /** The caller's own fingerprint, the key of its replays whatever `runaway.key` says: never another caller's answer. */
+  private readonly replayKey: string;
   /** Whose requests repeat, as a refusal names it. */
   readonly who: string;
   outcome: RunawayOutcome | undefined;
@@ -40,9 +42,17 @@ export class RunawayStage {
     parsed: ParsedCall,
     canonicalRequest: string,
   ) {
-    const scope = runawayScope(governor.runaway, caller, client);
-    this.who = scope.who;
-    this.fingerprint = callerFingerprint(scope, { endpoint, model: parsed.model, stream: parsed.stream }, canonicalRequest);
+    const shape = { endpoint, model: parsed.model, stream: parsed.stream };
+    const own = runawayScope("caller", caller, client);
+    this.replayKey = callerFingerprint(own, shape, canonicalRequest);
+    if ((governor.runaway.key ?? "caller") === "caller") {
+      this.who = own.who;
+      this.fingerprint = this.replayKey;
+    } else {
+      const counted = runawayScope("tenant", caller, client);
+      this.who = counted.who;
+      this.fingerprint = callerFingerprint(counted, shape, canonicalRequest);
+    }
   }
 
   /** Admitted: when no identical request is left to spare in the window, record this answer for the repeats. */
@@ -50,12 +60,12 @@ export class RunawayStage {
     const replays = this.governor.replays;
     if (!replays || ticket.repeatsLeft !== 0) return;
     this.recording?.drop();
-    this.recording = replays.expect(this.fingerprint);
+    this.recording = replays.expect(this.replayKey);
   }
 
   /** Refused as a repeat: the answer to give instead (waiting for the recorded one in flight), or undefined → refuse. */
   async replay(requestId: string): Promise<ErrorResponse | undefined> {
-    const answer = await this.governor.replays?.answer(this.fingerprint);
+    const answer = await this.governor.replays?.answer(this.replayKey);
     this.outcome = answer ? "replayed" : "refused";
     if (!answer) return undefined;
     const sse = answer.contentType.toLowerCase().startsWith("text/event-stream");
