@@ -31,6 +31,7 @@ import type { AdsClient } from "../xds/client/ads-client.ts";
 import { SecretError, startGovernance } from "./governance.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
 import { createTracing } from "../extproc/telemetry/tracing.ts";
+import { ProviderHealth } from "../extproc/resilience/provider-health.ts";
 
 export interface Running {
   config: GatewayConfig;
@@ -150,15 +151,18 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const semanticCache = semantic.value.cache;
   const semanticStore = semantic.value.store;
   const extProcStreams = new ExtProcStreamStats();
+  // Providers' breakers and retry budgets outlive config reloads: one per process.
+  const providerHealth = new ProviderHealth(config.resilience, logger);
   const gatewayMetrics = new GatewayMetrics({
     extProcStreams,
+    breakers: providerHealth,
     alerts: governed.governance.governor.alerts,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
     sharedState: governed.sharedState,
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),
   });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);
-  let deps: ProcessorDeps = { config, logger, telemetry, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
+  let deps: ProcessorDeps = { config, logger, telemetry, providerHealth, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };

@@ -6,7 +6,7 @@
  * config names (providers, aliases, prices, edge agents) or `other`; `tenant` is a configured
  * tenant. No key, prompt, user or request id is ever a label.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { gaugeFrom, totalFrom } from "./scraped.ts";
 import { registerSharedStateMetrics, type SharedStateSource } from "./shared-state-metrics.ts";
 
@@ -22,6 +22,8 @@ export interface MetricSources {
   extProcStreams?: { readonly idleReleased: number };
   /** The semantic cache's running counters (`SemanticCache.stats`) and its store's size. */
   semantic?: { readonly stats: Readonly<Record<SemanticOutcome, number>>; size(): { entries: number; bytes: number } };
+  /** Providers' circuit breakers (`ProviderHealth.states`): provider name → 0 closed, 1 half-open, 2 open. */
+  breakers?: { states(): [string, number][] };
 }
 
 /** The semantic cache's counters exported, each a `reason`/`event` label value. */
@@ -115,10 +117,33 @@ export class GatewayMetrics {
     labelNames: ["endpoint", "tenant", "would_route", "would_cache", "would_status", "would_error"],
     registers: this.r,
   });
+  readonly upstreamRetries = new Counter({
+    name: "gearbox_upstream_retries_total",
+    help: "Calls to a provider Gearbox made again after a failure, by provider and cause (the status, connect, timeout). Through Envoy, Envoy's own retries are in its stats.",
+    labelNames: ["provider", "cause"],
+    registers: this.r,
+  });
+  readonly fallbacks = new Counter({
+    name: "gearbox_fallbacks_total",
+    help: "Moves along a fallback chain: from the provider that failed (or whose breaker was open) to the next one tried, by cause.",
+    labelNames: ["from", "to", "cause"],
+    registers: this.r,
+  });
 
   constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
-    const { limiter, alerts, semantic, sharedState } = sources;
+    const { limiter, alerts, semantic, sharedState, breakers } = sources;
+    if (breakers) {
+      new Gauge({
+        name: "gearbox_provider_breaker_state",
+        help: "Each provider's circuit breaker on this replica: 0 closed, 1 half-open (probing), 2 open (no call goes to it).",
+        labelNames: ["provider"],
+        registers: this.r,
+        collect() {
+          for (const [provider, state] of breakers.states()) this.set({ provider }, state);
+        },
+      });
+    }
     if (sharedState) registerSharedStateMetrics(this.r, sharedState);
     if (limiter) {
       gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () => (limiter.redisHealthy ? 1 : 0));

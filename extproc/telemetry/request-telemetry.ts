@@ -9,6 +9,7 @@ import { modelLabel, reasonKind } from "./labels.ts";
 import type { Logger } from "./logger.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { writeRequestLog } from "./request-log.ts";
+import { transitions } from "../resilience/attempt-log.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 const RATE_LIMITS = new Set(["rate_limit_requests_per_second", "rate_limit_tokens_per_minute", "concurrency_limit", "daily_cost_cap", "runaway_request_loop"]);
@@ -40,6 +41,11 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
   if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache, layer: r.cache_layer ?? "none" });
   if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
   if (r.degraded !== undefined) m.degraded.inc({ tenant, limit: r.degraded });
+  if (r.upstream_attempts) {
+    const { retries, fallbacks } = transitions(r.upstream_attempts);
+    for (const retry of retries) m.upstreamRetries.inc(retry);
+    for (const fallback of fallbacks) m.fallbacks.inc(fallback);
+  }
   const event = r.cascade;
   if (event) {
     const edgeModel = modelLabel(config, event.edge_model);

@@ -18,6 +18,12 @@ import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-up
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
+import { Samples } from "../support/prometheus.ts";
+import { pino } from "pino";
+import { startFrontDoor } from "../../extproc/http/front-door.ts";
+import { ProviderHealth } from "../../extproc/resilience/provider-health.ts";
+import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
+import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 
 const OPENAI_KEY = "sk-openai-failover-key-1234";
 const ANTHROPIC_KEY = "sk-ant-failover-key-5678";
@@ -27,6 +33,7 @@ const FALLBACK_STREAM_TEXT = loadChunkLines("vercel-ai/anthropic/anthropic-text"
   .map((line) => JSON.parse(line) as { type: string; delta?: { text?: string } })
   .map((event) => (event.type === "content_block_delta" ? (event.delta?.text ?? "") : ""))
   .join("");
+const OPENAI_TEXT = (loadJsonFixture("vercel-ai/openai/openai-text") as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
 const ERROR_FIXTURE = "vercel-ai/openai/reasoning-model-legacy-parameter-error";
 const ASK = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Say hello" }], max_tokens: 16 };
 
@@ -199,6 +206,30 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       assert.equal(response.headers.get("x-gearbox-fallback"), "openai:connect>anthropic");
     });
 
+    test("'edge' as the last resort: an OpenAI-compatible edge agent answers, recorded as an edge answer at no cloud cost", async () => {
+      // The OpenAI emulator stands in for an edge agent (the same API); the real one is in cascade.test.ts.
+      const agent = await startOpenAIUpstream();
+      closers.push(() => agent.close());
+      const edge = `edge:\n  agents: [{ address: '127.0.0.1:${agent.port}', models: [tiny] }]\n  default_model: tiny\nroute: { heuristic: { enable: false } }\n`;
+      const client = await clientFor(edge + yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { claude-haiku-4-5: [edge] }\n`));
+      anthropic.queue({ error: { type: "overloaded_error", message: "Overloaded" } });
+      const calls = counter();
+      const { data, response } = await client.chat.completions.create({ ...ASK, model: "claude-haiku-4-5" }).withResponse();
+      assert.equal(data.choices[0]?.message.content, OPENAI_TEXT);
+      assert.equal(agent.requests.length, 1);
+      assert.equal(response.headers.get("x-gearbox-route"), "edge");
+      assert.equal(response.headers.get("x-gearbox-fallback"), "anthropic:529>edge");
+      assert.deepEqual(calls(), { openai: 0, anthropic: 1 });
+      assert.equal((agent.requests[0]?.json as { model: string }).model, "tiny");
+      assert.equal(agent.requests[0]?.headers.authorization, undefined, "no key goes to an edge agent");
+      const line = lastLog();
+      assert.equal(line?.route, "edge");
+      assert.equal(line?.cost_usd, 0);
+      // A client that insists on the cloud never gets the edge.
+      anthropic.queue({ error: { type: "overloaded_error", message: "Overloaded" } });
+      await assert.rejects(client.chat.completions.create({ ...ASK, model: "claude-haiku-4-5" }, { headers: { "x-gearbox-route": "cloud" } }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503);
+    });
+
     test("every member fails: the primary's error goes to the client, the header lists the attempts", async () => {
       const client = await clientFor(yaml(NO_RETRY));
       openai.queue({ fixture: ERROR_FIXTURE, status: 429 });
@@ -247,4 +278,30 @@ describe("front door retries", () => {
     await assert.rejects(client.chat.completions.create(ASK), (err: unknown) => err instanceof OpenAI.BadRequestError);
     assert.deepEqual(calls(), { openai: 1, anthropic: 0 });
   });
+});
+
+test("metrics: retries and fallbacks by provider and cause, each provider's breaker state", async () => {
+  const config = testConfig(yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n  breaker: { failure_threshold: 3, open_ms: 60000 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY });
+  const providerHealth = new ProviderHealth(config.resilience);
+  const metrics = new GatewayMetrics({ breakers: providerHealth }, { defaultMetrics: false });
+  const logger = pino({ level: "silent" });
+  const door = await startFrontDoor({ config, logger, telemetry: new RequestTelemetry(logger, metrics), providerHealth }, 0, "127.0.0.1");
+  try {
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${door.port}/v1`, apiKey: "client-key", maxRetries: 0 });
+    openai.queue({ fixture: ERROR_FIXTURE, status: 500 }, { fixture: ERROR_FIXTURE, status: 500 }, { fixture: ERROR_FIXTURE, status: 503 });
+    await client.chat.completions.create(ASK); // 500, retried, 500 → anthropic
+    await client.chat.completions.create(ASK); // 503: the third failure opens the breaker, no retry → anthropic
+    await client.chat.completions.create(ASK); // open → anthropic
+    const m = Samples.parse(await metrics.registry.metrics());
+    assert.equal(m.get("gearbox_upstream_retries_total", { provider: "openai", cause: "500" }), 1);
+    assert.equal(m.sum("gearbox_upstream_retries_total"), 1);
+    assert.equal(m.get("gearbox_fallbacks_total", { from: "openai", to: "anthropic", cause: "500" }), 1);
+    assert.equal(m.get("gearbox_fallbacks_total", { from: "openai", to: "anthropic", cause: "503" }), 1);
+    assert.equal(m.get("gearbox_fallbacks_total", { from: "openai", to: "anthropic", cause: "breaker_open" }), 1);
+    assert.equal(m.get("gearbox_provider_breaker_state", { provider: "openai" }), 2);
+    assert.equal(m.get("gearbox_provider_breaker_state", { provider: "anthropic" }), 0);
+    assert.equal(m.get("gearbox_requests_total", { endpoint: "chat_completions", route: "cloud", model: "gpt-4o-mini", tenant: "-", status: "200" }), 3);
+  } finally {
+    await door.close();
+  }
 });
