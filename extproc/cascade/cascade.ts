@@ -16,6 +16,7 @@ import { isObject, type JsonObject } from "../schemas/fields.ts";
 import { toOpenAIChatRequest } from "../schemas/openai-chat-emit.ts";
 import { planChat } from "../translators/select.ts";
 import { callCloud } from "./cloud-call.ts";
+import type { ProviderHealth } from "../resilience/provider-health.ts";
 import type { EdgeAgentRef } from "./edge-agents.ts";
 import { sseFromCompletion } from "./sse-from-completion.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
@@ -54,6 +55,8 @@ export interface CascadeOptions {
   routeReason: string;
   /** The request's trace: the edge call's span is ended with the verdict, the upgrade gets its own. */
   trace?: RequestTrace | undefined;
+  /** Providers' breakers and retry budgets: the upgrade call is retried like any of Gearbox's own. */
+  health?: ProviderHealth | undefined;
 }
 
 export class EdgeCascade {
@@ -142,7 +145,8 @@ export class EdgeCascade {
     const span = trace?.call(`chat ${upstreamModel}`, { [GEN_AI.operationName]: "chat", [GEN_AI.requestModel]: upstreamModel, [GEN_AI.providerName]: genAiProviderName(provider.kind, provider.name), [HTTP.serverAddress]: provider.baseUrl.hostname, [GEARBOX.upstream]: "cloud", [GEARBOX.upgradeReason]: event.upgrade_reason ?? "" }, trace.current);
     try {
       const plan = planChat("openai", provider, request, { ...this.o.rawRequest, stream: false, model: fallbackModel }, { upstreamModel, forceStreamUsage: false });
-      const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))), undefined, span?.headers());
+      const retries = this.o.health && { health: this.o.health, retry: this.o.config.resilience.retry };
+      const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))), undefined, span?.headers(), retries);
       event.cloud_status = answer.status;
       event.cloud_latency_ms = Math.round(answer.latencyMs * 100) / 100;
       if (answer.usage) {

@@ -18,6 +18,7 @@ import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { policyFor } from "./config-state.ts";
 import type { Headers } from "./outcome.ts";
 import { policyInputFor } from "./policy-input.ts";
+import type { ProviderHealth } from "../resilience/provider-health.ts";
 
 /** What the choice reads of the request and the process. */
 export interface EdgeChoiceContext {
@@ -28,6 +29,8 @@ export interface EdgeChoiceContext {
   cloudSpend: CloudSpend;
   requestId: string;
   trace: RequestTrace | undefined;
+  /** Providers' health, for the cascade's upgrade call. */
+  health?: ProviderHealth;
 }
 
 export interface EdgeChoice {
@@ -68,7 +71,7 @@ export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: Json
   }
   const agent = agents.pick(model, ctx.headers["x-gearbox-node"]);
   if (!agent) return consulted;
-  return { ...consulted, cascade: new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: ctx.requestId, routeReason: reason, trace: ctx.trace }) };
+  return { ...consulted, cascade: new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: ctx.requestId, routeReason: reason, trace: ctx.trace, health: ctx.health }) };
 }
 
 /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */

@@ -513,7 +513,7 @@ export class RequestProcessor {
   }
 
   private edgeContext(): EdgeChoiceContext {
-    return { config: this.config, agents: this.edgeAgents(), headers: this.requestHeadersSeen, endpoint: this.spec?.name, cloudSpend: this.cloudSpend, requestId: this.requestId, trace: this.trace };
+    return { config: this.config, agents: this.edgeAgents(), headers: this.requestHeadersSeen, endpoint: this.spec?.name, cloudSpend: this.cloudSpend, requestId: this.requestId, trace: this.trace, health: this.providerHealth };
   }
 
   private reject(error: GatewayError): Outcome {

@@ -271,6 +271,22 @@ describe("front door retries", () => {
     assert.equal(fellBack.response.headers.get("x-gearbox-fallback"), "openai:429>anthropic");
   });
 
+  test("the cascade's cloud upgrade is retried too", async () => {
+    const agent = await startOpenAIUpstream();
+    closers.push(() => agent.close());
+    const edge = `edge:\n  agents: [{ address: '127.0.0.1:${agent.port}', models: [tiny] }]\n  fallback_model: gpt-4o-mini\n`;
+    const gateway = await startTestGateway(testConfig(edge + yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+    closers.push(() => gateway.close());
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client-key", maxRetries: 0 });
+    const calls = counter();
+    // The emulator's edge answer carries no confidence: the cascade upgrades it to the cloud.
+    openai.queue({ fixture: ERROR_FIXTURE, status: 503 });
+    const { data, response } = await client.chat.completions.create({ ...ASK, model: "tiny" }).withResponse();
+    assert.equal(response.headers.get("x-gearbox-route"), "cloud");
+    assert.equal(data.choices[0]?.message.content, OPENAI_TEXT);
+    assert.deepEqual(calls(), { openai: 2, anthropic: 0 }, "the 503 was retried");
+  });
+
   test("a 400 is the provider's answer: never retried, never a fallback", async () => {
     const { client } = await gatewayWith(`  retry: { max_attempts: 3, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`);
     const calls = counter();
