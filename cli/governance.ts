@@ -75,7 +75,7 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
     sharedState,
     describe: [
       `  auth            ${auth.required ? "call key or bound workload identity required" : `keys optional (no tenants configured): callers are tenant '${config.auth.anonymous_tenant}'`}; ${config.tenants.length} tenant(s) in the config`,
-      `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests per ${config.runaway.window_ms} ms refused` : "off"}`,
+      `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests of one ${config.runaway.key} per ${config.runaway.window_ms} ms ${config.runaway.replay ? "answered with the last answer" : "refused"}` : "off"}`,
       ...(redisUrl ? [`  shared state    if Redis fails: last good keys and tenants for up to ${staleness.max_stale_ms / 1000} s, local limits, cache misses (reads wait ${staleness.read_timeout_ms} ms at most)`] : []),
       admin ? `  admin API       http://${config.listen.host}:${admin.port}  (tenants, keys, limits, audit)` : `  admin API       off (set ${ADMIN_KEY_ENV} to a strong secret to enable it)`,
     ],
