@@ -105,6 +105,12 @@ export class GatewayMetrics {
     labelNames: ["tenant", "limit"],
     registers: this.r,
   });
+  readonly runawayReplays = new Counter({
+    name: "gearbox_runaway_replays_total",
+    help: "Repeats past runaway.max_identical answered with the answer just given to their caller instead of refused (x-gearbox-reason: runaway_repeat).",
+    labelNames: ["tenant"],
+    registers: this.r,
+  });
   readonly degraded = new Counter({
     name: "gearbox_degraded_total",
     help: "Cloud calls over a token or cost cap sent to the edge instead (degrade_to_edge), by the limit.",

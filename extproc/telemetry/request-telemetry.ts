@@ -40,6 +40,7 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
   if (r.ttft_ms !== undefined) m.ttft.observe({ endpoint, route }, r.ttft_ms / 1000);
   if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache, layer: r.cache_layer ?? "none" });
   if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
+  if (r.runaway === "replayed") m.runawayReplays.inc({ tenant });
   if (r.degraded !== undefined) m.degraded.inc({ tenant, limit: r.degraded });
   if (r.upstream_attempts) {
     const { retries, fallbacks } = transitions(r.upstream_attempts);

@@ -22,6 +22,8 @@ import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
 import { RedisLimiter } from "../../extproc/store/redis-limiter.ts";
 import { testRedis, type TestRedis } from "../../extproc/store/test-redis.ts";
+import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
+import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
 
@@ -33,6 +35,7 @@ interface Setup {
   cloud: OpenAIUpstream;
   gateway: GatewayPair;
   governor: Governor;
+  metrics: GatewayMetrics;
   keys: string[];
   logs: Record<string, unknown>[];
   close(): Promise<void>;
@@ -64,12 +67,14 @@ async function setup(limiter: "memory" | "redis"): Promise<Setup> {
   const logs: Record<string, unknown>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const governor = new Governor({ store, runaway: config.runaway, logger });
-  const deps: ProcessorDeps = { config, logger, governance: { auth: createAuthDeps(config, tenants, {}), governor } };
+  const metrics = new GatewayMetrics();
+  const deps: ProcessorDeps = { config, logger, telemetry: new RequestTelemetry(logger, metrics), governance: { auth: createAuthDeps(config, tenants, {}), governor } };
   const gateway = await startGatewayPair(deps, cloud.url);
   return {
     cloud,
     gateway,
     governor,
+    metrics,
     keys,
     logs,
     close: async () => {
@@ -109,6 +114,12 @@ function post(url: string, body: unknown, options: { localAddress?: string; key?
     req.on("error", reject);
     req.end(data);
   });
+}
+
+/** `gearbox_runaway_replays_total`, all tenants. */
+async function replays(metrics: GatewayMetrics): Promise<number> {
+  const metric = await metrics.registry.getSingleMetric("gearbox_runaway_replays_total")?.get();
+  return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
 }
 
 const ask = (content: string, stream = false) => ({ model: "gpt-4.1-nano", messages: [{ role: "user" as const, content }], max_tokens: 16, ...(stream && { stream: true }) });
@@ -161,6 +172,7 @@ for (const limiter of ["memory", "redis"] as const) {
       test(`${transport}: one caller looping gets the answer just given (JSON), and the provider sees ${MAX} calls`, async () => {
         const client = sdk(s.keys[0] ?? "");
         const seen = s.cloud.requests.length;
+        const replaysBefore = await replays(s.metrics);
         const prompt = ask(`the same request, again and again (${transport})`);
         const raw: { text: string; route: string | null; reason: string | null }[] = [];
         for (let i = 0; i < 12; i++) {
@@ -179,6 +191,7 @@ for (const limiter of ["memory", "redis"] as const) {
         const parsed = await client.chat.completions.create(prompt);
         assert.deepEqual(parsed, JSON.parse(last.text));
         assert.equal(s.cloud.requests.length - seen, MAX);
+        assert.equal((await replays(s.metrics)) - replaysBefore, 12 - MAX + 1, "gearbox_runaway_replays_total");
         const record = s.logs.find((l) => l.runaway === "replayed");
         assert.equal(record?.route, "cache");
         assert.equal(record?.status, 200);
