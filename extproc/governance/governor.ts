@@ -10,6 +10,9 @@
  *      - `{ ok: false, degradeToEdge: true, error }`: a token or cost cap was hit and the tenant
  *        allows the edge: route to the edge and `admit` again with `target: "edge"`; answer
  *        `error` when no edge can take it.
+ *      - `{ ok: false, error, runaway: true }`: a repeat past `runaway.max_identical`: answer it
+ *        from `replays` (the answer recorded when `ticket.repeatsLeft` was 0) when there is one,
+ *        else `error`.
  *      - `{ ok: false, error }`: answer `error` (429, OpenAI-shaped via `toErrorResponse`).
  *   2. When the call completes, streamed or not, with the provider's usage: `ticket.settle(usage)`.
  *   3. On abort or error: `ticket.release(whatIsKnown?)`. Both are idempotent (the first wins).
