@@ -127,7 +127,10 @@ export class FrontDoorHandler {
     const url = new URL(headers[":path"] ?? "/", target.origin);
     const abort = new AbortController();
     const onClose = () => {
-      if (!res.writableFinished) abort.abort(new Error("client disconnected"));
+      if (res.writableFinished) return;
+      abort.abort(new Error("client disconnected"));
+      // Gearbox's own calls for this request (a fallback chain) stop too.
+      processor.abort("client disconnected");
     };
     res.on("close", onClose);
     const timer = setTimeout(() => abort.abort(new GatewayError(504, "timeout_error", `Upstream '${provider.name}' did not answer within ${provider.timeoutMs} ms.`, { code: "upstream_timeout" })), provider.timeoutMs);

@@ -130,6 +130,8 @@ export class RequestProcessor {
   private failover: RequestFailover | undefined;
   /** The client's request bytes, for a fallback that sends them as they are. */
   private body: Buffer | undefined;
+  /** Aborted when the transport gives up on the request: fallback calls stop. */
+  private readonly gone = new AbortController();
 
   private readonly cloudSpend: CloudSpend;
 
@@ -484,7 +486,13 @@ export class RequestProcessor {
     const plan = this.plan;
     const failed = { status: this.status, headers: this.responseHeadersSeen, body: chunk };
     const node = this.requestHeadersSeen["x-gearbox-node"];
-    const answer = await failover.run(failed, { requestId: this.requestId, trace: this.trace, clientBody: this.body ?? Buffer.alloc(0), edgeAgent: (model) => this.edgeAgents().pick(model, node)?.address });
+    const context = { requestId: this.requestId, trace: this.trace, clientBody: this.body ?? Buffer.alloc(0), signal: this.gone.signal, edgeAgent: (model: string) => this.edgeAgents().pick(model, node)?.address };
+    const answer = await failover.run(failed, context).catch((err: unknown) => {
+      // The client left during the chain: nothing to answer, the request is recorded (499).
+      if (this.gone.signal.aborted) return undefined;
+      throw err;
+    });
+    if (this.gone.signal.aborted) return CONTINUE;
     if (!answer) return plan ? this.passOn(plan, chunk) : CONTINUE;
     this.decision = answer.decision;
     this.status = answer.status;
@@ -497,6 +505,7 @@ export class RequestProcessor {
 
   /** The client went away (or Envoy dropped the stream) before its answer: recorded as 499. */
   abort(reason: string): void {
+    this.gone.abort(new Error(reason));
     if (this.spec && !this.logged) this.finish(new GatewayError(499, "server_error", reason));
   }
 

@@ -85,13 +85,13 @@ export class RequestFailover {
   }
 
   /** Calls the rest of the chain; undefined when no member answered (the first failure goes to the client). */
-  async run(failed: { status: number; headers: Headers; body: Buffer }, ctx: { requestId: string; trace: RequestTrace | undefined; clientBody: Buffer; edgeAgent(model: string): string | undefined }): Promise<FallbackAnswer | undefined> {
+  async run(failed: { status: number; headers: Headers; body: Buffer }, ctx: { requestId: string; trace: RequestTrace | undefined; clientBody: Buffer; signal?: AbortSignal; edgeAgent(model: string): string | undefined }): Promise<FallbackAnswer | undefined> {
     this.log.failed(this.current, answerFailure(failed.status, failed.headers, failed.body) ?? this.pending ?? String(failed.status));
     this.pending = undefined;
     const members = this.rest;
     this.rest = [];
     const { config, health, parsed, primary } = this.setup;
-    return fallBack(members, { parsed, clientBody: ctx.clientBody, health, retry: config.resilience.retry, log: this.log, routeReason: primary.reason, requestId: ctx.requestId, trace: ctx.trace, edgeAgent: (model) => ctx.edgeAgent(model), edgeTimeoutMs: config.edge.timeout_ms });
+    return fallBack(members, { parsed, clientBody: ctx.clientBody, health, retry: config.resilience.retry, log: this.log, routeReason: primary.reason, requestId: ctx.requestId, trace: ctx.trace, ...(ctx.signal && { signal: ctx.signal }), edgeAgent: (model) => ctx.edgeAgent(model), edgeTimeoutMs: config.edge.timeout_ms });
   }
 
   /** Response headers saying what happened (`x-gearbox-fallback`), when anything failed. */
