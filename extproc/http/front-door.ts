@@ -153,7 +153,7 @@ export class FrontDoorHandler {
         res.end(last.kind === "continue" ? last.mutation?.body : undefined);
         return;
       }
-      const raw = await readAll(upstream);
+      const raw = target.cloud ? await readAll(this.idleGuarded(upstream, target.cloud)) : await readAll(upstream);
       const step = await processor.responseBody(raw, true);
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);

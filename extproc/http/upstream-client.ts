@@ -49,8 +49,8 @@ function watch(req: http.ClientRequest, deadlines: SendDeadlines): void {
 }
 
 /** Reads a whole response body. */
-export async function readAll(res: http.IncomingMessage): Promise<Buffer> {
+export async function readAll(res: AsyncIterable<Buffer>): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+  for await (const chunk of res) chunks.push(chunk);
   return Buffer.concat(chunks);
 }

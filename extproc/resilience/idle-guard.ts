@@ -1,33 +1,21 @@
 /**
- * A body read with an idle deadline: each chunk must come within `idleMs` of the one before (or
- * of the start), else the read fails with the deadline's error and the source is let go of.
+ * A body read with an idle deadline: each chunk must come within `idleMs` of the moment the
+ * reader asked for it, else the source is destroyed with the deadline's error, which the read
+ * then throws. (Destroying is what ends a read in flight: an async iterator's `return()` would
+ * wait for it.)
  */
-export async function* idleGuarded(source: AsyncIterable<Buffer>, idleMs: number, timeout: () => Error): AsyncGenerator<Buffer> {
-  const it = source[Symbol.asyncIterator]();
-  let finished = false;
+import type { Readable } from "node:stream";
+
+export async function* idleGuarded(source: Readable, idleMs: number, timeout: () => Error): AsyncGenerator<Buffer> {
+  const fire = () => source.destroy(timeout());
+  let timer = setTimeout(fire, idleMs);
   try {
-    for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(timeout()), idleMs);
-      });
-      const next = it.next();
-      try {
-        const step = await Promise.race([next, idle]);
-        if (step.done) {
-          finished = true;
-          return;
-        }
-        yield step.value;
-      } catch (err) {
-        // The pending read settles once the source is destroyed below: nothing waits for it.
-        next.catch(() => undefined);
-        throw err;
-      } finally {
-        clearTimeout(timer);
-      }
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      clearTimeout(timer);
+      yield chunk;
+      timer = setTimeout(fire, idleMs);
     }
   } finally {
-    if (!finished) await it.return?.();
+    clearTimeout(timer);
   }
 }

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
@@ -285,6 +286,27 @@ describe("front door retries", () => {
     assert.equal(response.headers.get("x-gearbox-route"), "cloud");
     assert.equal(data.choices[0]?.message.content, OPENAI_TEXT);
     assert.deepEqual(calls(), { openai: 2, anthropic: 0 }, "the 503 was retried");
+  });
+
+  test("a provider that hangs after its headers: released at idle_ms, the fallback answers", async () => {
+    const hanging = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"id":"chatcmpl-1","object":"chat.');
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    closers.push(async () => {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v1`;
+    const config = yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`, url).replace("models: [gpt-4o-mini, gpt-4.1] }", "models: [gpt-4o-mini, gpt-4.1], timeouts: { idle_ms: 200 } }");
+    const gateway = await startTestGateway(testConfig(config, { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+    closers.push(() => gateway.close());
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client-key", maxRetries: 0 });
+    const { data, response } = await client.chat.completions.create(ASK).withResponse();
+    assert.equal(data.choices[0]?.message.content, FALLBACK_TEXT);
+    assert.equal(response.headers.get("x-gearbox-fallback"), "openai:timeout>anthropic");
   });
 
   test("a 400 is the provider's answer: never retried, never a fallback", async () => {
