@@ -54,7 +54,7 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
   const staleness = config.shared_state;
   const sharedState = new SharedStateHealth(logger, { probeEveryMs: staleness.probe_interval_ms });
   const health = sharedState.store("tenants", TENANTS_MEANING);
-  const auth = createAuthDeps(config, store, env, { shared: { health, readTimeoutMs: staleness.read_timeout_ms, maxStaleMs: staleness.max_stale_ms } });
+  const auth = createAuthDeps(config, store, env, { shared: { health, refreshMs: staleness.refresh_ms, readTimeoutMs: staleness.read_timeout_ms, maxStaleMs: staleness.max_stale_ms } });
   const limiter = createLimiterStore({ ...(redisUrl !== undefined && { redisUrl }), logger, sharedState, probeEveryMs: staleness.probe_interval_ms });
   const governor = new Governor({ store: limiter.store, runaway: config.runaway, logger });
   const bootstrapKey = env[ADMIN_KEY_ENV];

@@ -351,6 +351,8 @@ export const configSchema = z.strictObject({
    */
   shared_state: z
     .strictObject({
+      /** How long a key lookup and the tenant listing are reused before Redis is read again (a key revoked on another replica stops working within it). */
+      refresh_ms: z.number().int().positive().max(60_000).default(5_000),
       /** How long a request waits on a Redis read before the last good value answers instead. */
       read_timeout_ms: z.number().int().positive().max(10_000).default(100),
       /**

@@ -50,6 +50,8 @@ export function authRequired(config: GovernanceConfig, env: NodeJS.ProcessEnv): 
 /** How the directory and the key cache ride out a failing store (one health for both: one store). */
 export interface SharedStateOptions {
   health?: StoreHealth;
+  /** Freshness of key lookups and of the tenant listing (`ttlMs` of both); default 5 s. */
+  refreshMs?: number;
   readTimeoutMs?: number;
   maxStaleMs?: number;
 }
@@ -61,9 +63,11 @@ export function createAuthDeps(
   env: NodeJS.ProcessEnv,
   options: { directory?: DirectoryOptions; keys?: KeyCacheOptions; shared?: SharedStateOptions } = {},
 ): AuthDeps {
+  const { refreshMs, ...shared } = options.shared ?? {};
+  const fresh = refreshMs === undefined ? {} : { ttlMs: refreshMs };
   return {
-    directory: new TenantDirectory(config.tenants, store, { ...options.shared, ...options.directory }),
-    keys: new KeyCache(store, { ...options.shared, ...options.keys }),
+    directory: new TenantDirectory(config.tenants, store, { ...shared, ...fresh, ...options.directory }),
+    keys: new KeyCache(store, { ...shared, ...fresh, ...options.keys }),
     required: authRequired(config, env),
     anonymousTenant: config.auth.anonymous_tenant,
   };

@@ -114,13 +114,14 @@ export class FailoverLimiter implements LimiterStore {
   /**
    * Takes Redis's grant locally too. The local store refusing means this replica admitted more
    * than Redis knows (during an outage, or a clock step): the Redis grant is given back and the
-   * local refusal is the answer.
+   * local refusal is the answer. Either way the decision's `atMs` is the local store's: every
+   * admission this replica makes is on that one clock, Redis up or down.
    */
   private async mirrored(shared: Admission & { ok: true }, tenant: string, checks: readonly Check[], holdTtlMs: number): Promise<Admission> {
     const mirror = await this.fallback.admit(tenant, checks, holdTtlMs);
     if (mirror.ok) {
       this.mirrors.set(shared.grant, mirror.grant);
-      return shared;
+      return { ...shared, atMs: mirror.atMs };
     }
     this.shared.settle(shared.grant, {}).catch((err: unknown) => this.failed(err, "settle"));
     return mirror;
