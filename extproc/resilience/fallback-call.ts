@@ -78,7 +78,11 @@ export async function fallBack(members: readonly FallbackMember[], ctx: Fallback
 async function attempt(provider: Provider, upstreamModel: string, plan: CallPlan, ctx: FallbackContext): Promise<Omit<FallbackAnswer, "decision"> | undefined> {
   const url = new URL(provider.basePath + plan.upstream.path, provider.baseUrl.origin);
   const body = plan.upstream.body ?? ctx.clientBody;
-  const cause = (): string => ctx.log.attempts.at(-1)?.cause ?? "";
+  /** The failure this attempt answers: the last one logged (`openai:429`). */
+  const cause = (): string => {
+    const last = ctx.log.attempts.at(-1);
+    return last?.cause === undefined ? "" : `${last.provider}:${last.cause}`;
+  };
   const result = await withRetries<RawAnswer>({
     provider: provider.name,
     health: ctx.health,

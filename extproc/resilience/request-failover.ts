@@ -86,7 +86,10 @@ export class RequestFailover {
 
   /** Calls the rest of the chain; undefined when no member answered (the first failure goes to the client). */
   async run(failed: { status: number; headers: Headers; body: Buffer }, ctx: { requestId: string; trace: RequestTrace | undefined; clientBody: Buffer; signal?: AbortSignal; edgeAgent(model: string): string | undefined }): Promise<FallbackAnswer | undefined> {
-    this.log.failed(this.current, answerFailure(failed.status, failed.headers, failed.body) ?? this.pending ?? String(failed.status));
+    const cause = answerFailure(failed.status, failed.headers, failed.body) ?? this.pending ?? String(failed.status);
+    this.log.failed(this.current, cause);
+    // The failed call's span ends with its failure (the request's own status will be the fallback's).
+    ctx.trace?.upstream?.end({ message: `${this.current} failed: ${cause}`, status: failed.status });
     this.pending = undefined;
     const members = this.rest;
     this.rest = [];

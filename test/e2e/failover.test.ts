@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../emulators/anthropic-upstream.ts";
 import { loadChunkLines, loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
@@ -25,6 +26,9 @@ import { startFrontDoor } from "../../extproc/http/front-door.ts";
 import { ProviderHealth } from "../../extproc/resilience/provider-health.ts";
 import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
+import { startExtProcServer } from "../../extproc/grpc/server.ts";
+import { createTracing } from "../../extproc/telemetry/tracing.ts";
+import { SPAN_KIND, STATUS_CODE, startOtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
 
 const OPENAI_KEY = "sk-openai-failover-key-1234";
 const ANTHROPIC_KEY = "sk-ant-failover-key-5678";
@@ -343,3 +347,95 @@ test("metrics: retries and fallbacks by provider and cause, each provider's brea
     await door.close();
   }
 });
+
+for (const transport of ["front door", "envoy + ext_proc"] as const) {
+  test(`an Anthropic client whose provider is overloaded gets the OpenAI fallback's answer as an Anthropic message (${transport})`, async () => {
+    const gateway = await startTestGateway(testConfig(yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { claude-haiku-4-5: [gpt-4o-mini] }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+    let base = `http://127.0.0.1:${gateway.frontDoor.port}`;
+    let close = () => gateway.close();
+    if (transport === "envoy + ext_proc") {
+      const envoy = await startEnvoy({
+        extProc: { ...shippedEnvoySettings().extProc, address: gateway.extProcAddress },
+        routes: [
+          { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
+          { header: "x-gearbox-upstream", value: "anthropic", cluster: "anthropic" },
+        ],
+        clusters: { openai: { url: openai.url }, anthropic: { url: anthropic.url } },
+      });
+      base = envoy.url;
+      close = async () => {
+        await envoy.close();
+        await gateway.close();
+      };
+    }
+    try {
+      const client = new Anthropic({ baseURL: base, apiKey: "client-key", maxRetries: 0 });
+      anthropic.queue({ error: { type: "overloaded_error", message: "Overloaded" } });
+      const calls = counter();
+      const { data, response } = await client.messages.create({ model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "Say hello" }] }).withResponse();
+      assert.equal(data.type, "message");
+      const first = data.content[0];
+      assert.equal(first?.type === "text" ? first.text : undefined, OPENAI_TEXT);
+      assert.equal(response.headers.get("x-gearbox-fallback"), "anthropic:529>openai");
+      assert.deepEqual(calls(), { openai: 1, anthropic: 1 });
+      assert.equal(openai.requests.at(-1)?.headers.authorization, `Bearer ${OPENAI_KEY}`);
+      assert.equal((openai.requests.at(-1)?.json as { model: string }).model, "gpt-4o-mini");
+    } finally {
+      await close();
+    }
+  });
+}
+
+for (const transport of ["front door", "envoy + ext_proc"] as const) {
+  test(`tracing (${transport}): one CLIENT span per attempt, retries and the fallback included`, async () => {
+    const receiver = await startOtlpReceiver();
+    const config = testConfig(
+      yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`) + `telemetry:\n  tracing: { enable: true, endpoint: '${receiver.endpoint}', service_name: gearbox-failover }\n`,
+      { OK: OPENAI_KEY, AK: ANTHROPIC_KEY },
+    );
+    const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: "gearbox" });
+    assert.ok(tracing.tracer);
+    const deps = { config, logger: pino({ level: "silent" }), tracer: tracing.tracer };
+    const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
+    const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
+    let base = `http://127.0.0.1:${frontDoor.port}`;
+    const envoy =
+      transport === "envoy + ext_proc"
+        ? await startEnvoy({
+            extProc: { ...shippedEnvoySettings().extProc, address: `127.0.0.1:${extProc.port}` },
+            routes: [
+              { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
+              { header: "x-gearbox-upstream", value: "anthropic", cluster: "anthropic" },
+            ],
+            clusters: { openai: { url: openai.url }, anthropic: { url: anthropic.url } },
+          })
+        : undefined;
+    if (envoy) base = envoy.url;
+    try {
+      const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "client-key", maxRetries: 0 });
+      // Through Envoy, Envoy's route retry policy retries (none in this harness route): one 503 is its final answer.
+      openai.queue({ fixture: ERROR_FIXTURE, status: 503 }, ...(envoy ? [] : [{ fixture: ERROR_FIXTURE, status: 503 }]));
+      const { response } = await client.chat.completions.create(ASK).withResponse();
+      const traceId = response.headers.get("x-gearbox-trace-id");
+      assert.ok(traceId);
+      const calls = (spans: readonly ReceivedSpan[]) => spans.filter((s) => s.traceId === traceId && s.kind === SPAN_KIND.client);
+      const spans = calls(await receiver.waitFor((all) => calls(all).length >= (envoy ? 2 : 3) && all.some((s) => s.traceId === traceId && s.parentSpanId === ""), 5000));
+      const byProvider = (name: string) => spans.filter((s) => s.attributes["gen_ai.provider.name"] === name).sort((a, b) => Number(a.startNs - b.startNs));
+      const primary = byProvider("openai");
+      const fallback = byProvider("anthropic");
+      assert.equal(primary.length, envoy ? 1 : 2, spans.map((s) => `${s.name} ${JSON.stringify(s.attributes)}`).join(" | "));
+      for (const span of primary) assert.equal(span.status.code, STATUS_CODE.error);
+      if (!envoy) assert.equal(primary[1]?.attributes["gearbox.fallback.cause"], "openai:503");
+      assert.equal(fallback.length, 1);
+      assert.equal(fallback[0]?.attributes["gearbox.fallback.cause"], "openai:503");
+      assert.equal(fallback[0]?.attributes["gearbox.attempt"], 1);
+      assert.notEqual(fallback[0]?.status.code, STATUS_CODE.error);
+      assert.equal(response.headers.get("x-gearbox-fallback"), envoy ? "openai:503>anthropic" : "openai:503>openai:503>anthropic");
+    } finally {
+      await envoy?.close();
+      await Promise.all([frontDoor.close(), extProc.drain(1000)]);
+      await tracing.shutdown();
+      await receiver.close();
+    }
+  });
+}
