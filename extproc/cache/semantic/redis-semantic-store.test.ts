@@ -2,12 +2,14 @@
  * The shared semantic-store suite on Redis (`REDIS_URL`, default the local server; real clock),
  * under a key prefix of each test's own; plus the key layout, two replicas on one Redis (the
  * stream carries inserts and deletes), a replica started later rebuilding from Redis, a key
- * evicted behind the store's back, and Redis killed and restarted under a running store.
+ * evicted behind the store's back, Redis killed and restarted under a running store, and Redis
+ * frozen (skipped after its first timeout).
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connectRedis, redisReady, type Redis } from "../../store/redis.ts";
+import { StoreHealth } from "../../store/store-health.ts";
 import { testRedis, type TestRedis } from "../../store/test-redis.ts";
 import { silentLogger } from "../../telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
@@ -170,6 +172,35 @@ test("redis killed and restarted: no match and dropped writes meanwhile, never a
     await s.store.close();
     redis.disconnect();
     other?.disconnect();
+    await server.down("SIGKILL");
+  }
+});
+
+test("redis frozen: one lookup waits out the command timeout, later lookups and writes skip Redis until a try finds it answering", async () => {
+  const server = await RedisChild.start();
+  const redis = connectRedis(server.url);
+  await redisReady(redis);
+  const probeClock = { now: 0 };
+  const health = new StoreHealth("semantic", silentLogger(), { probeEveryMs: 1_000, now: () => probeClock.now });
+  const index = new WorkerIndex({ dimensions: DIMENSIONS, logger: silentLogger() });
+  const store = new RedisSemanticStore({ redis, index, logger: silentLogger(), prefix: "gearbox:", blockMs: 200, health });
+  await store.synced();
+  try {
+    const kept = entry(clock, "s", axis(2));
+    await store.insert(kept);
+    assert.deepEqual(await ids(store, "s", axis(2)), [kept.id]);
+    server.signal("SIGSTOP");
+    assert.deepEqual(await ids(store, "s", axis(2)), [], "frozen: no match");
+    for (let i = 0; i < 10; i++) assert.deepEqual(await ids(store, "s", axis(2)), []);
+    await store.insert(entry(clock, "s", axis(5)));
+    assert.deepEqual({ errors: health.stats.errors, fallbacks: health.stats.fallbacks, degraded: health.degraded }, { errors: 1, fallbacks: 12, degraded: true }, "only the first lookup waited on Redis");
+    server.signal("SIGCONT");
+    probeClock.now = 1_000;
+    assert.deepEqual(await ids(store, "s", axis(2)), [kept.id], "Redis answers again: the entry is found");
+    assert.equal(health.degraded, false);
+  } finally {
+    await store.close();
+    redis.disconnect();
     await server.down("SIGKILL");
   }
 });
