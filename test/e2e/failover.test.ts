@@ -235,6 +235,28 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       await assert.rejects(client.chat.completions.create({ ...ASK, model: "claude-haiku-4-5" }, { headers: { "x-gearbox-route": "cloud" } }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503);
     });
 
+    test("a 503 without a body (through Envoy: headers with end_of_stream) is replaced too", async () => {
+      const bare = createHttpServer((req, res) => {
+        req.resume();
+        req.on("end", () => {
+          res.writeHead(503, { "content-length": "0" });
+          res.end();
+        });
+      });
+      await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+      closers.push(async () => {
+        bare.closeAllConnections();
+        await new Promise<void>((resolve) => bare.close(() => resolve()));
+      });
+      const url = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
+      const client = await clientFor(yaml(NO_RETRY, `${url}/v1`), url);
+      const { data, response } = await client.chat.completions.create(ASK).withResponse();
+      assert.equal(data.choices[0]?.message.content, FALLBACK_TEXT);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("x-gearbox-fallback"), "openai:503>anthropic");
+      if (envoy) assert.deepEqual(envoy.stats.ignoredMutations, []);
+    });
+
     test("every member fails: the primary's error goes to the client, the header lists the attempts", async () => {
       const client = await clientFor(yaml(NO_RETRY));
       openai.queue({ fixture: ERROR_FIXTURE, status: 429 });
