@@ -132,3 +132,13 @@ test("preset and Azure errors name the field", () => {
   assert.ok(errorsOf("providers:\n  - { name: x, kind: openai-compatible }\n").some((e) => /providers\[0\]\.base_url: required/.test(e)));
   assert.ok(errorsOf("providers:\n  - { name: az, kind: azure-openai, base_url: 'https://r.openai.azure.com/openai' }\n").some((e) => /providers\[0\]\.api_version/.test(e)));
 });
+
+test("shared_state: safe defaults when absent; a bad value or an unknown key names the field", () => {
+  const absent = parseConfigText("", "gearbox.yaml");
+  assert.ok(absent.ok);
+  assert.deepEqual(absent.value.shared_state, { refresh_ms: 5_000, read_timeout_ms: 100, max_stale_ms: 600_000, probe_interval_ms: 1_000 });
+  const bad = parseConfigText("shared_state: { read_timeout_ms: 0, max_stale: 5 }\n", "gearbox.yaml");
+  assert.ok(!bad.ok);
+  assert.ok(bad.errors.some((e) => e.startsWith("gearbox.yaml: shared_state.read_timeout_ms:")), bad.errors.join("\n"));
+  assert.ok(bad.errors.some((e) => e.includes("shared_state") && e.includes("max_stale")), bad.errors.join("\n"));
+});
