@@ -6,10 +6,12 @@
  *   2. while the store is degraded (`StoreHealth`), a value read less than `maxStaleMs` ago: at
  *      once, counted as a stale read; one background refresh per `probeEveryMs` tries Redis and
  *      brings the store back when it answers;
- *   3. otherwise a read bounded by `readTimeoutMs` (concurrent gets of one key share it). If it
- *      fails or is late, the store turns degraded and a value read less than `maxStaleMs` ago is
- *      the answer; with none, the read's error is (the caller fails closed: never seen, or older
- *      than the staleness bound). A late answer still updates the value when it arrives.
+ *   3. otherwise a read (concurrent gets of one key share it), bounded by `readTimeoutMs` when
+ *      there is a value to fall back on. If it fails or is late, the store turns degraded and a
+ *      value read less than `maxStaleMs` ago is the answer. With none (never read, or older than
+ *      the staleness bound) the read is the only chance: it gets the store's own timeout (the
+ *      connection's command timeout), and its error is the answer (the caller fails closed).
+ *      A late answer still updates the value when it arrives.
  *
  * `undefined` is a value like any other (a key that does not exist is remembered too). `forget`
  * drops a key's value and any read in flight, so a change made through this replica is never
@@ -83,7 +85,7 @@ export class LastGood<K, V> {
     }
     let pending = this.reads.get(key);
     if (!pending) {
-      const reading = this.readNow(key, read);
+      const reading = this.readNow(key, read, usable !== undefined);
       pending = reading;
       this.reads.set(key, reading);
       const done = (): void => {
@@ -112,9 +114,10 @@ export class LastGood<K, V> {
     return this.values.size;
   }
 
-  private async readNow(key: K, read: () => Promise<V>): Promise<V> {
+  private async readNow(key: K, read: () => Promise<V>, canFallBack: boolean): Promise<V> {
     try {
-      const value = await withDeadline(this.start(key, read), this.readTimeoutMs);
+      const reading = this.start(key, read);
+      const value = await (canFallBack ? withDeadline(reading, this.readTimeoutMs) : reading);
       this.health.succeeded();
       return value;
     } catch (err) {
