@@ -8,6 +8,10 @@
  * Each transition writes one log line (warn when degraded, info when healthy again, never one
  * per request) and is counted; `stats` is read by `/metrics` (`telemetry/shared-state-metrics.ts`).
  * A store knows nothing of requests: what a degraded store means is the `meaning` its owner gives.
+ *
+ * Any Redis-backed store a request reaches takes its health from the process's
+ * `SharedStateHealth` (one per store name) and asks `mayTry` before each call; reads with a value
+ * worth keeping go through `LastGood` (`last-good.ts`).
  */
 import type { Logger } from "../telemetry/logger.ts";
 
