@@ -37,6 +37,11 @@ const ROUTER_TYPE = `${EXT}filters.http.router.v3.Router`;
 const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 const PROVIDER_CONNECT_TIMEOUT = { seconds: 5 };
 const EDGE_CONNECT_TIMEOUT = { seconds: 1 };
+/**
+ * Retries to a provider may be at most 20 % of the requests in flight (Envoy's retry budget), so
+ * a storm of 429s does not become a storm of retries; the routes' retry policy is in `envoy/`.
+ */
+const PROVIDER_RETRY_BUDGET = { thresholds: [{ priority: "DEFAULT", retry_budget: { budget_percent: { value: 20 }, min_retry_concurrency: { value: 3 } } }] };
 /** Fetch over the ADS stream the resource came on. */
 const ADS_CONFIG_SOURCE = { ads: {}, resource_api_version: "V3" };
 
@@ -99,6 +104,7 @@ export function providerCluster(provider: Provider): AnyMessage {
     // Prefer IPv4 but work on v6-only hosts.
     ...(!literal && { dns_lookup_family: "V4_PREFERRED" }),
     connect_timeout: PROVIDER_CONNECT_TIMEOUT,
+    circuit_breakers: PROVIDER_RETRY_BUDGET,
     load_assignment: singleHostAssignment(provider.name, host, port),
     typed_extension_protocol_options: httpOptions,
     ...(tls && {
