@@ -337,6 +337,14 @@ export const configSchema = z.strictObject({
        * first: this only frees streams Envoy forgot.
        */
       stream_idle_ms: z.number().int().min(100).default(600_000),
+      /**
+       * Take the caller's workload identity from the `x-forwarded-client-cert` gRPC metadata when
+       * Envoy sends no `connection.uri_san_peer_certificate` (an Istio sidecar: the app's hop to it
+       * is plaintext). Only where the ext_proc port accepts mTLS alone (STRICT PeerAuthentication):
+       * Istio's inbound sidecar then appends the calling sidecar's SPIFFE ID; any other client
+       * could write the header itself. See `extproc/governance/xfcc.ts`.
+       */
+      trust_xfcc: z.boolean().default(false),
     })
     .prefault({}),
   limits: z

@@ -8,7 +8,7 @@ import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
 import { RedisTenantStore } from "../store/redis-tenant-store.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
 import { testRedis } from "../store/test-redis.ts";
-import { authenticate, authRequired, checkModel, createAuthDeps, presentedKey, principalFromXfcc, type AuthDeps, type AuthRequest } from "./auth.ts";
+import { authenticate, authRequired, checkModel, createAuthDeps, presentedKey, type AuthDeps, type AuthRequest } from "./auth.ts";
 import { generateKey } from "./keys.ts";
 import type { Caller } from "./model.ts";
 
@@ -238,13 +238,6 @@ test("presentedKey: Bearer first, then x-api-key, then api-key; blanks are no ke
   assert.equal(presentedKey({ "api-key": "c" }), "c");
   assert.equal(presentedKey({ "x-api-key": "  " }), undefined);
   assert.equal(presentedKey({}), undefined);
-});
-
-test("principalFromXfcc: the nearest client's URI, quoted or not", () => {
-  assert.equal(principalFromXfcc('By=spiffe://cluster.local/ns/gw/sa/gearbox;Hash=abc;URI=spiffe://cluster.local/ns/shop/sa/web'), "spiffe://cluster.local/ns/shop/sa/web");
-  assert.equal(principalFromXfcc('Hash=1;URI=spiffe://a/ns/x/sa/one,Hash=2;Subject="CN=x";URI="spiffe://a/ns/y/sa/two"'), "spiffe://a/ns/y/sa/two");
-  assert.equal(principalFromXfcc("Hash=abc;DNS=web.shop"), undefined);
-  assert.equal(principalFromXfcc(undefined), undefined);
 });
 
 /** A memory store whose reads fail while `down`. */

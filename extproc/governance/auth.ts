@@ -36,7 +36,7 @@ export interface AuthRequest {
   headers: Record<string, string>;
   /** The caller's address (Envoy's `source.address` attribute; the socket's peer at the front door). */
   sourceAddress?: string;
-  /** The caller's workload identity as Envoy verified it (`source.principal`, or the XFCC `URI`). */
+  /** The caller's workload identity as Envoy verified it (`connection.uri_san_peer_certificate`, or, with `extproc.trust_xfcc`, the XFCC `URI`: `xfcc.ts`). */
   sourcePrincipal?: string;
 }
 
@@ -78,17 +78,6 @@ export function presentedKey(headers: Record<string, string>): string | undefine
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1];
   const key = bearer ?? headers["x-api-key"] ?? headers["api-key"];
   return key?.trim() || undefined;
-}
-
-/**
- * The SPIFFE URI of the nearest client in an `x-forwarded-client-cert` header (its last element).
- * Trust it only when Envoy sets the header itself (`forward_client_cert_details: SANITIZE_SET`).
- */
-export function principalFromXfcc(header: string | undefined): string | undefined {
-  const last = header?.split(",").at(-1);
-  const uri = last?.split(";").find((pair) => pair.trim().toLowerCase().startsWith("uri="));
-  const value = uri?.trim().slice(4).replace(/^"(.*)"$/, "$1");
-  return value || undefined;
 }
 
 /** Authenticates a model call. Store failures fail closed (503). */

@@ -2,7 +2,7 @@
  * `envoy.service.ext_proc.v3.ExternalProcessor/Process`: one bidirectional stream per HTTP
  * request. Each ProcessingRequest gets exactly one ProcessingResponse, in order (Envoy fails the
  * request otherwise), computed by a `RequestProcessor`; the caller's identity comes from the
- * request attributes (`attributes.ts`). Plus `grpc.health.v1` and graceful drain.
+ * request attributes or, where trusted, the call's XFCC metadata (`attributes.ts`). Plus `grpc.health.v1` and graceful drain.
  */
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -12,7 +12,7 @@ import { extProcPackage } from "../envoy/protos.ts";
 import { asGatewayError, GatewayError, toErrorResponse } from "../errors.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import { CONTINUE, type Outcome } from "../processor/outcome.ts";
-import { clientIdentityOf } from "./attributes.ts";
+import { clientIdentityOf, forwardedPrincipalOf } from "./attributes.ts";
 import { ObservedRequestBody } from "./observed-body.ts";
 import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
 import { ExtProcStreamStats } from "./stream-stats.ts";
@@ -36,7 +36,7 @@ export interface ExtProcServer {
 export const SLOW_PHASE_TIMEOUT_S = 60;
 
 /** Runs one processor phase for one message. */
-function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
+function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output, forwardedPrincipal: string | undefined): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
   switch (message.request) {
     case "request_headers":
       return {
@@ -44,7 +44,7 @@ function runPhase(processor: RequestProcessor, message: ProcessingRequest__Outpu
         outcome: processor.requestHeaders(
           headersFromEnvoy(message.request_headers?.headers),
           message.request_headers?.end_of_stream ?? false,
-          clientIdentityOf(message),
+          clientIdentityOf(message, forwardedPrincipal),
         ),
       };
     case "request_body":
@@ -100,6 +100,8 @@ function idleRelease(deps: ProcessorDeps, call: ProcessStream, processor: Reques
 function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcStreamStats): void {
   const processor = new RequestProcessor(deps);
   const idle = idleRelease(deps, call, processor, stats);
+  // The calling sidecar's SPIFFE ID as the ext_proc pod's own sidecar saw it (one per stream).
+  const forwardedPrincipal = forwardedPrincipalOf(call.metadata, deps.config.extproc.trust_xfcc);
   let observed: ObservedRequestBody | undefined;
   // Answers must go back one per message and in order; a phase that awaits (a cloud upgrade)
   // holds the messages behind it in this queue.
@@ -123,7 +125,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
       reply(toProcessingResponse(phase, outcomeForFault(phase, err, processor.id)));
     };
     try {
-      const result = runPhase(processor, message);
+      const result = runPhase(processor, message, forwardedPrincipal);
       phase = result.phase;
       const outcome = result.outcome;
       if (!(outcome instanceof Promise)) return reply(toProcessingResponse(phase, outcome));
