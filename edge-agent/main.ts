@@ -8,6 +8,7 @@ import { hostname, networkInterfaces } from "node:os";
 import { parseArgs } from "node:util";
 import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
 import { addressError } from "../xds/registry/hello.ts";
+import { advertiseAddressOf } from "./advertise.ts";
 import { connectControlPlane, type ControlPlaneClient } from "./control-plane-client.ts";
 import type { EngineKind, ModelSpec } from "./engines/engine.ts";
 import { createLlamaCppEngine } from "./engines/llamacpp.ts";
@@ -37,7 +38,8 @@ export const EDGE_AGENT_USAGE = `usage: gearbox edge-agent [--model <gguf|hf:uri
   --node NAME           the node this agent runs on (env NODE_NAME, default the host name)
   --advertise-address IP:PORT
                         where Envoy dials this agent (env GEARBOX_EDGE_ADVERTISE, default the
-                        first non-internal IPv4 address and --port)
+                        first non-internal IPv4 address and --port); a bare IP gets --port
+                        (IPv6 as [ip]:port)
   --agent-id ID         the agent's id in the control plane (default <node>:<port>)
   --otlp-endpoint URL   export traces (OpenTelemetry, OTLP gRPC) to URL, e.g. http://collector:4317
                         (env OTEL_EXPORTER_OTLP_ENDPOINT; default: no tracing). A request carrying a
@@ -87,7 +89,7 @@ interface ControlPlaneFlags {
 function joinControlPlane(flags: ControlPlaneFlags, registry: ModelRegistry, capacity: { maxConcurrent: number; maxQueue: number }, port: number, logger: Logger): ControlPlaneClient {
   const node = flags.node || hostname();
   const ip = firstExternalIPv4();
-  const advertiseAddress = flags.advertise ?? (ip && `${ip}:${port}`);
+  const advertiseAddress = flags.advertise === undefined ? ip && `${ip}:${port}` : advertiseAddressOf(flags.advertise, port);
   if (!advertiseAddress) throw new Error("no non-internal IPv4 address to advertise; give --advertise-address ip:port");
   const bad = addressError(advertiseAddress);
   if (bad) throw new Error(`--advertise-address: ${bad}`);

@@ -8,7 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { advertiseAddressOf } from "../../edge-agent/advertise.ts";
 import { parseConfigText } from "../../extproc/config/load.ts";
+import { addressError } from "../../xds/registry/hello.ts";
 import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, type Manifest } from "./manifests.ts";
 
 const podTemplate = (workload: Manifest) => obj(obj(workload["spec"])["template"]);
@@ -45,6 +47,19 @@ for (const dir of KUSTOMIZATIONS) {
       const list = annotations["traffic.sidecar.istio.io/excludeOutboundPorts"];
       const excluded = (typeof list === "string" ? list : "").split(",").map((p) => Number(p.trim()));
       for (const port of new Set(agentPorts)) assert.ok(excluded.includes(Number(port)), `outbound port ${String(port)} excluded from interception`);
+    });
+
+    void it("edge agents advertise an address Envoy can dial on IPv4 and IPv6 nodes", () => {
+      for (const ds of ofKind(docs, "DaemonSet")) {
+        const container = obj(arr(obj(podTemplate(ds)["spec"])["containers"])[0]);
+        const port = Number(obj(arr(container["ports"])[0])["containerPort"]);
+        const env = arr(container["env"]).map(obj).find((e) => e["name"] === "GEARBOX_EDGE_ADVERTISE");
+        assert.equal(typeof env?.["value"], "string", `${ds.metadata.name}: GEARBOX_EDGE_ADVERTISE`);
+        for (const hostIp of ["10.0.3.7", "2001:db8::7"]) {
+          const given = String(env?.["value"]).replace(/\s*#.*$/, "").replaceAll("$(HOST_IP)", hostIp);
+          assert.equal(addressError(advertiseAddressOf(given, port)), undefined, `${ds.metadata.name} on a node ${hostIp}`);
+        }
+      }
     });
   });
 }
