@@ -64,6 +64,8 @@ export const BINDINGS: readonly Binding[] = [
   { kind: "DaemonSet", name: "gearbox-edge-agent-arm64", path: [...container, "image"], ...image("edgeAgent.image") },
   { kind: "EnvoyFilter", name: "gearbox-ext-proc", path: ["spec", "workloadSelector", "labels"], ...direct("intercept.workloadLabels") },
   { kind: "EnvoyFilter", name: "gearbox-ext-proc", path: [...extProc, "observability_mode"], ...direct("shadow") },
+  // Shadow fails open: Envoy applies failure_mode_allow to a failed stream even when observing.
+  { kind: "EnvoyFilter", name: "gearbox-ext-proc", path: [...extProc, "failure_mode_allow"], ...direct("shadow") },
   { kind: "EnvoyFilter", name: "gearbox-ext-proc", path: [...extProc, "processing_mode", "request_body_mode"], ...bodyMode },
   { kind: "EnvoyFilter", name: "gearbox-ext-proc", path: [...extProc, "processing_mode", "response_body_mode"], ...bodyMode },
 ];

@@ -86,6 +86,8 @@ for (const dir of KUSTOMIZATIONS) {
       delete expected["grpc_service"];
       if (dir.endsWith("shadow")) {
         assert.equal(config["observability_mode"], true);
+        assert.equal(config["failure_mode_allow"], true, "shadow fails open (mesh-rules.ts)");
+        config["failure_mode_allow"] = expected["failure_mode_allow"];
         assert.deepEqual([obj(config["processing_mode"])["request_body_mode"], obj(config["processing_mode"])["response_body_mode"]], ["STREAMED", "STREAMED"]);
         config["processing_mode"] = expected["processing_mode"];
       } else {
@@ -148,7 +150,7 @@ for (const dir of KUSTOMIZATIONS) {
         const dr = obj(ofKind(docs, "DestinationRule", `gearbox-provider-${name}`)[0]?.["spec"]);
         assert.equal(dr["host"], host);
         const tls = obj(arr(obj(dr["trafficPolicy"])["portLevelSettings"]).map(obj).find((s) => obj(s["port"])["number"] === 80)?.["tls"]);
-        assert.deepEqual(tls, { mode: "SIMPLE", sni: host });
+        assert.deepEqual(tls, { mode: "SIMPLE", sni: host, subjectAltNames: [host] });
         const vs = obj(ofKind(docs, "VirtualService", `gearbox-provider-${name}`)[0]?.["spec"]);
         assert.deepEqual(vs["hosts"], [host]);
         const routes = arr(vs["http"]).map(obj);
@@ -237,8 +239,8 @@ void describe("edge agents (DaemonSets)", () => {
     assert.ok(selectors.some((s) => s["nvidia.com/gpu.present"] === "true"));
     assert.ok(selectors.some((s) => s["kubernetes.io/arch"] === "arm64"));
     for (const ds of daemonSets) {
-      const annotations = obj(obj(obj(obj(ds["spec"])["template"])["metadata"])["annotations"]);
-      assert.equal(annotations["sidecar.istio.io/inject"], "false", "Envoy dials the agent directly at the node's IP");
+      const labels = obj(obj(obj(obj(ds["spec"])["template"])["metadata"])["labels"]);
+      assert.equal(labels["sidecar.istio.io/inject"], "false", "Envoy dials the agent directly at the node's IP");
       const container = obj(arr(podSpec(ds)["containers"])[0]);
       const args = arr(container["args"]).map(String);
       assert.equal(args[0], "edge-agent");
