@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import YAML from "yaml";
 import { endpointFor } from "../../extproc/endpoints/registry.ts";
 import { BINDINGS, CHART_DIR, chartValues, getAt } from "./chart.ts";
-import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, type Manifest } from "./manifests.ts";
+import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, REPO, type Manifest } from "./manifests.ts";
 import {
   bodiesOnlyWhereProcessed,
   destinationRulesReachEveryCaller,
@@ -154,5 +154,32 @@ void describe("each rule fails on the manifests before issue 16", () => {
     const errors = bodiesOnlyWhereProcessed(before);
     assert.equal(errors.length, 3 * UNPROCESSED_SAMPLES.length * 2, errors.slice(0, 3).join("\n"));
     assert.match(errors[0] ?? "", /^api\.anthropic\.com\/v1\/files: route gearbox-passthrough: request_body_mode BUFFERED/);
+  });
+});
+
+void describe("the install guide (docs/install.md)", () => {
+  const guide = readFileSync(path.join(REPO, "docs/install.md"), "utf8");
+  const section = (title: string): string => {
+    const start = guide.indexOf(`### ${title}`);
+    assert.ok(start >= 0, `no section ${title}`);
+    const next = guide.indexOf("\n### ", start + 4);
+    return guide.slice(start, next < 0 ? undefined : next);
+  };
+
+  void it("rolls back safely: apps back to https:// before the Istio resources go", () => {
+    const rollback = section("4.6 Roll back");
+    const https = rollback.indexOf("OPENAI_BASE_URL=https://");
+    const remove = rollback.lastIndexOf("Only then `kubectl delete -k istio/base`");
+    assert.ok(https >= 0 && remove > https, "point apps at https:// first, delete last");
+    assert.match(section("4.4 Opt workloads in"), /without one[^]*cleartext/, "warns about pods without a sidecar");
+  });
+
+  void it("states the versions the manifests need, consistent with the requirements line", () => {
+    const limits = section("4.7 Versions and limits");
+    for (const gate of ["observability_mode", "reset-before-request", "retries", "directResponse"]) assert.ok(limits.includes(gate), gate);
+    const minimum = /Minimum: \*\*Istio (\d+\.\d+) with its Envoy (\d+\.\d+)\*\*/.exec(limits);
+    assert.ok(minimum, "a minimum Istio and Envoy version");
+    assert.match(guide, new RegExp(`Requirements: Istio ≥ ${minimum[1]?.replace(".", "\\.") ?? ""} \\(its Envoy ≥ ${minimum[2]?.replace(".", "\\.") ?? ""}`));
+    assert.doesNotMatch(guide, /Istio ≥ 1\.22 \(VirtualService `directResponse`\)/);
   });
 });
