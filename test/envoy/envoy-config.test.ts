@@ -278,3 +278,12 @@ void describe("Gearbox consistency checks reject", () => {
     assertHasError(errors, "clusters[anthropic].circuit_breakers.retry_budget.budget_percent: at most 20, is 50");
   });
 });
+
+void describe("the edge route", () => {
+  void it("must not retry: a retry_policy on to_edge is reported", () => {
+    const errors = gearboxErrorsAfter((plain) => {
+      objectAtPath(plain, `${ROUTES}[3].route`)["retry_policy"] = { retry_on: "connect-failure", num_retries: { value: 1 } };
+    });
+    assertHasError(errors, /routes\[3\]\.route\.retry_policy: the edge route must not retry/);
+  });
+});

@@ -11,6 +11,7 @@
  *   on, with `:authority` rewritten to the TLS SNI for TLS clusters; without the header, or on
  *   any other path, it reaches no cluster at all;
  * - the `edge` cluster is ORIGINAL_DST taking the destination from `x-gearbox-edge-endpoint`;
+ * - the edge route never retries (Gearbox's cascade upgrades a failed edge answer instead);
  * - a route to a cloud provider retries that provider once at most, only on what never reached
  *   it or on statuses a provider answers without billing (429, 5xx), never on a reset after the
  *   request was sent; it honours `retry-after`, and the cluster caps retries with a retry budget
@@ -204,6 +205,10 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
       errors.push(`${hit.path}: ext_proc is disabled on a route to ${upstream}`);
     }
     if (upstream !== "edge") checkProviderRetry(hit.path, action, clusters.get(upstream), upstream, errors);
+    else if (Number(valueAtPath(objectAt(action, "retry_policy"), "num_retries.value") ?? (objectAt(action, "retry_policy") ? 1 : 0)) > 0) {
+      // A failed edge answer goes back to Gearbox, whose cascade upgrades it to the cloud.
+      errors.push(`${hit.path}.route.retry_policy: the edge route must not retry (Gearbox's cascade upgrades a failed edge answer)`);
+    }
     const tls = valueAtPath(clusters.get(upstream), "transport_socket.typed_config");
     const sni = stringAt(tls, "sni");
     if (typeOf(tls) === UPSTREAM_TLS && stringAt(action, "host_rewrite_literal") !== sni) {
