@@ -49,7 +49,7 @@ async function upload(mode: ProcessingMode): Promise<{ status: number; upstreamB
 test("an upload above the buffer limit passes headers-only, untouched, with the app's key", async () => {
   const { route, mode } = firstMatch(base, "api.openai.com", "/v1/files");
   assert.equal(route?.["name"], "gearbox-unprocessed");
-  const result = await upload(mode as ProcessingMode);
+  const result = await upload(mode);
   assert.equal(result.status, 200);
   assert.equal(result.upstreamHeaders?.["authorization"], "Bearer sk-app-own-key", "the app's own credentials, never Gearbox's provider key");
   assert.equal(result.upstreamHeaders?.["x-gearbox-upstream"], undefined, "a client-set routing header is removed by Gearbox");
@@ -59,7 +59,7 @@ test("an upload above the buffer limit passes headers-only, untouched, with the 
 test("the same upload with the buffered mode of LLM calls is cut at the buffer (413)", async () => {
   const { mode } = firstMatch(base, "api.openai.com", "/v1/chat/completions");
   assert.equal(mode["request_body_mode"], "BUFFERED");
-  const result = await upload(mode as ProcessingMode);
+  const result = await upload(mode);
   assert.equal(result.status, 413);
   assert.equal(result.upstreamBody, undefined, "nothing reached the provider");
 });
