@@ -39,9 +39,9 @@ export class FieldReader {
   number(obj: JsonObject, key: string, path: string, range?: { min?: number; max?: number; integer?: boolean }): number | undefined {
     const value = obj[key];
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== "number" || !Number.isFinite(value)) {
-      return this.fail(path, `'${path}' must be a number, got ${describe(value)}.`);
-    }
+    if (typeof value !== "number") return this.fail(path, `'${path}' must be a number, got ${describe(value)}.`);
+    // JSON.parse reads 1e999 as Infinity: a number, but not one any model takes.
+    if (!Number.isFinite(value)) return this.fail(path, `'${path}' must be a finite number, got ${value}.`);
     if (range?.integer && !Number.isInteger(value)) return this.fail(path, `'${path}' must be an integer.`);
     if (range?.min !== undefined && value < range.min) return this.fail(path, `'${path}' must be >= ${range.min}, got ${value}.`);
     if (range?.max !== undefined && value > range.max) return this.fail(path, `'${path}' must be <= ${range.max}, got ${value}.`);
