@@ -12,7 +12,8 @@ import { watchFile, unwatchFile } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
-import { LiveEdgeAgents } from "../extproc/cascade/edge-agents.ts";
+import { LiveEdgeAgents, type EdgeDirectory } from "../extproc/cascade/edge-agents.ts";
+import type { LocalEdgeAgent, startLocalEdgeAgent } from "../edge-agent/in-process.ts";
 import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { createSemanticCache, currentEdges } from "../extproc/cache/semantic/create-semantic-cache.ts";
@@ -29,6 +30,7 @@ import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";
 import { controlPlaneMetrics } from "../xds/metrics.ts";
 import type { AdsClient } from "../xds/client/ads-client.ts";
 import { SecretError, startGovernance } from "./governance.ts";
+import { checkPorts } from "./ports.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
 import { createTracing } from "../extproc/telemetry/tracing.ts";
 import { ProviderHealth } from "../extproc/resilience/provider-health.ts";
@@ -39,13 +41,15 @@ export interface Running {
   frontDoor?: FrontDoor;
   controlPlane?: RunningControlPlane;
   metrics?: MetricsServer;
+  /** The in-process edge agent (`edge.local`, serve only). */
+  localEdge?: LocalEdgeAgent;
   stop(): Promise<void>;
 }
 
 export type ServeMode = "serve" | "extproc" | "xds";
 
-/** Lines telling the operator what runs, where, and what is not configured. */
-export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number; metrics?: number }, follows?: string, governance: readonly string[] = []): string[] {
+/** Lines telling the operator what runs, where, and what is not configured. `localEdge`: the in-process agent's line. */
+export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number; metrics?: number }, follows?: string, governance: readonly string[] = [], localEdge?: string): string[] {
   const lines = [`gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`];
   if (ports.xds !== undefined) lines.push(`  control plane   ${config.listen.host}:${ports.xds}  (envoy.service.discovery.v3.AggregatedDiscoveryService, gearbox.v1.EdgeRegistryService)`);
   if (ports.extProc !== undefined) lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
@@ -62,7 +66,9 @@ export function describe(mode: ServeMode, config: GatewayConfig, ports: { extPro
     lines.push(`  shadow mode     ON for ${scope.join(", ")}: decisions recorded, requests passed through untouched`);
   }
   lines.push(...governance);
-  lines.push("  not running     edge agents (run as `gearbox edge-agent`)");
+  if (ports.extProc !== undefined) for (const a of config.edge.agents) lines.push(`  edge agent      ${a.address} (static, edge.agents): ${a.models.join(", ")}${a.node === undefined ? "" : ` on node ${a.node}`}`);
+  if (localEdge !== undefined) lines.push(`  edge agent      ${localEdge}`);
+  else if (config.edge.agents.length === 0 || ports.extProc === undefined) lines.push("  not running     edge agents (run as `gearbox edge-agent`, or set edge.local for one in this process)");
   return lines;
 }
 
@@ -91,6 +97,9 @@ function watchConfig(config: GatewayConfig, logger: Logger, apply: (next: Gatewa
 
 export async function serve(mode: ServeMode): Promise<Running> {
   const config = mustLoad();
+  // A port in use ends the start before anything listens, naming the setting that moves it.
+  const free = await checkPorts(mode, config);
+  if (!free.ok) throw new ConfigError(free.errors);
   const logger = createLogger(config.logging.level);
   // Traces of every server this mode runs (ext_proc + front door, control plane); `tracer` is undefined when off.
   const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: mode === "xds" ? "gearbox-xds" : "gearbox" });
@@ -165,11 +174,25 @@ export async function serve(mode: ServeMode): Promise<Running> {
   let deps: ProcessorDeps = { config, logger, telemetry, providerHealth, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
-    const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents() };
+    // The config's static agents stay known beside the registered ones (a registration of the same address wins).
+    const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents(config.edge.agents) };
     deps = live;
     follower = followControlPlane({ address: follows, nodeId: `extproc-${hostname()}-${process.pid}`, ...(process.env.NODE_NAME && { nodeName: process.env.NODE_NAME }), deps: live, logger });
     // Serve once the policy and the edge set have arrived; a control plane not up yet leaves the config file's policy.
     if (!(await follower.ready(3_000))) logger.warn({ address: follows }, "control plane not reachable yet; serving the config file's policy until it is");
+  }
+  let localEdge: LocalEdgeAgent | undefined;
+  if (mode === "serve" && controlPlane && config.edge.local && deps.edgeAgents) {
+    try {
+      localEdge = await startLocalEdge(config, `127.0.0.1:${controlPlane.port}`, deps.edgeAgents, logger);
+    } catch (err) {
+      follower?.close();
+      cached.close();
+      await semantic.value.close();
+      await governed.close();
+      await controlPlane.close();
+      throw err;
+    }
   }
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host, extProcStreams);
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
@@ -181,6 +204,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     await governed.close();
     cached.close();
     await semantic.value.close();
+    await localEdge?.stop();
     follower?.close();
     await controlPlane?.close();
     await tracing.shutdown();
@@ -190,18 +214,58 @@ export async function serve(mode: ServeMode): Promise<Running> {
     await stopServing();
     throw err;
   });
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`])) console.log(line);
+  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`], localEdge && `${localEdge.address} (in-process, edge.local): ${localEdge.modelId}`)) console.log(line);
   return {
     config,
     extProc,
     frontDoor,
     metrics,
     ...(controlPlane && { controlPlane }),
+    ...(localEdge && { localEdge }),
     stop: async () => {
       await Promise.all([metrics.close(), stopServing()]);
     },
   };
 }
+
+/**
+ * Starts `edge.local` (lazily importing the agent and its engine) and waits until the processor
+ * picks it: registered with the control plane at `controlPlane` and back over ADS.
+ */
+async function startLocalEdge(config: GatewayConfig, controlPlane: string, directory: EdgeDirectory, logger: Logger): Promise<LocalEdgeAgent> {
+  const local = config.edge.local;
+  if (!local) throw new Error("edge.local is not set");
+  // Loaded here, not at the top: the agent's engine (node-llama-cpp) is not part of a gateway-only install.
+  let start: typeof startLocalEdgeAgent;
+  try {
+    ({ startLocalEdgeAgent: start } = await import("../edge-agent/in-process.ts"));
+  } catch (err) {
+    throw new ConfigError([`edge.local: the edge agent's engine cannot be loaded (${err instanceof Error ? err.message : String(err)}); install node-llama-cpp or remove edge.local`]);
+  }
+  let agent: LocalEdgeAgent;
+  try {
+    agent = await start({
+      model: local.model,
+      port: local.port ?? config.listen.edge_port,
+      controlPlane,
+      logger,
+      ...(local.id !== undefined && { id: local.id }),
+      ...(local.threads !== undefined && { threads: local.threads }),
+      ...(local.context_length !== undefined && { contextLength: local.context_length }),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "EADDRINUSE" ? `port ${local.port ?? config.listen.edge_port} is in use (set edge.local.port, 0 for a free one)` : err instanceof Error ? err.message : String(err);
+    throw new ConfigError([`edge.local: ${why}`]);
+  }
+  const deadline = Date.now() + LOCAL_EDGE_JOIN_MS;
+  while (!directory.serves(agent.modelId) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  if (!directory.serves(agent.modelId)) logger.warn({ address: agent.address, model: agent.modelId }, "the in-process edge agent has not appeared in the control plane's edge set yet");
+  return agent;
+}
+
+/** How long `serve` waits for its in-process agent's registration to come back over ADS. */
+const LOCAL_EDGE_JOIN_MS = 5_000;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

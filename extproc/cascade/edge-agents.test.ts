@@ -44,3 +44,35 @@ test("live agents: load is per unit of capacity", () => {
   live.update([agent({ agentId: "big", address: "10.0.0.9:8088", inFlight: 4, maxConcurrent: 16 }), agent({ agentId: "small", address: "10.0.0.8:8088", inFlight: 1, maxConcurrent: 1 })]);
   assert.equal(live.pick("qwen")?.address, "10.0.0.9:8088");
 });
+
+test("static agents (edge.agents) are known before and beside the live ones; a live agent at the same address wins", () => {
+  const live = new LiveEdgeAgents([
+    { address: "10.0.0.9:8088", models: ["tiny"] },
+    { address: "10.0.0.1:8088", models: ["qwen"], node: "node-a" },
+  ]);
+  // Before the control plane says anything: the config's agents serve.
+  assert.equal(live.serves("tiny"), true);
+  assert.equal(live.pick("tiny")?.address, "10.0.0.9:8088");
+  assert.equal(live.pick("qwen")?.address, "10.0.0.1:8088");
+  assert.equal(live.size, 2);
+  // A live agent with the model is preferred to a static one (whose load is unknown).
+  live.update([agent({ agentId: "b", node: "node-b", address: "10.0.0.2:8088", models: ["tiny"], inFlight: 2 })]);
+  assert.equal(live.pick("tiny")?.address, "10.0.0.2:8088");
+  live.update([]);
+  assert.equal(live.pick("tiny")?.address, "10.0.0.9:8088", "the static agent again once the live one left");
+  // The control plane registers the static address: its report (models, health) replaces the config's.
+  live.update([agent({ agentId: "a", node: "node-a", address: "10.0.0.1:8088", models: ["llama"] })]);
+  assert.equal(live.serves("qwen"), false, "the live registration's models, not the config's");
+  assert.equal(live.pick("llama")?.address, "10.0.0.1:8088");
+  live.update([agent({ agentId: "a", node: "node-a", address: "10.0.0.1:8088", models: ["qwen"], healthy: false })]);
+  assert.equal(live.pick("qwen"), undefined, "reported unhealthy: not picked under its static entry either");
+  assert.equal(live.size, 1, "the unrelated static agent stays");
+});
+
+test("static agents: one on the caller's node beats a live one elsewhere", () => {
+  const live = new LiveEdgeAgents([{ address: "10.0.0.9:8088", models: ["qwen"], node: "node-a" }]);
+  live.update([agent({ agentId: "b", node: "node-b", address: "10.0.0.2:8088" })]);
+  assert.equal(live.pick("qwen", "node-a")?.address, "10.0.0.9:8088");
+  assert.equal(live.pick("qwen", "node-b")?.address, "10.0.0.2:8088");
+  assert.equal(live.pick("qwen")?.address, "10.0.0.2:8088");
+});

@@ -7,6 +7,10 @@
  *   agent's models and load): a healthy agent that serves the model, on the caller's node when
  *   one is there, else the least loaded (in flight + queued, per unit of capacity), ties taking
  *   turns. An update replaces the whole set; requests already routed keep their agent.
+ *   Static agents (`edge.agents`, given to the constructor) stay known beside the live ones
+ *   until the control plane registers an agent at the same address (the live entry wins): they
+ *   report no load, so a live agent with the model is preferred and a static one is picked only
+ *   when no live one serves it (on the caller's node first, as for live agents).
  */
 import type { EdgeEndpoint } from "../../xds/resources/envoy.ts";
 import type { RawConfig } from "../config/schema.ts";
@@ -55,24 +59,43 @@ interface Entry extends EdgeAgentRef {
   load: number;
 }
 
+/** A static agent's load: unknown, so it ranks after every live agent that reports one. */
+const UNKNOWN_LOAD = Number.POSITIVE_INFINITY;
+
 export class LiveEdgeAgents implements EdgeDirectory {
   private byModel = new Map<string, Entry[]>();
   private turn = 0;
   private count = 0;
+  private readonly statics: readonly Entry[];
 
-  /** Replaces the set (a new ADS update). Unhealthy agents and agents without an address are left out. */
+  /** `statics`: the config's `edge.agents`, known until the control plane registers their address. */
+  constructor(statics: RawConfig["edge"]["agents"] = []) {
+    this.statics = statics.map((a) => ({ address: a.address, node: a.node ?? "", models: new Set(a.models), load: UNKNOWN_LOAD }));
+    this.update([]);
+  }
+
+  /** Replaces the live set (a new ADS update). Unhealthy agents and agents without an address are left out. */
   update(agents: readonly LiveEdgeAgent[]): void {
     const byModel = new Map<string, Entry[]>();
-    let count = 0;
-    for (const a of agents) {
-      if (!a.healthy || a.address === "") continue;
-      count++;
-      const entry: Entry = { address: a.address, node: a.node, models: new Set(a.models), load: (a.inFlight + a.queued) / Math.max(1, a.maxConcurrent) };
-      for (const model of a.models) {
+    const add = (entry: Entry): void => {
+      for (const model of entry.models) {
         let list = byModel.get(model);
         if (!list) byModel.set(model, (list = []));
         list.push(entry);
       }
+    };
+    let count = 0;
+    // Every address the control plane reports, healthy or not, overrides a static agent there.
+    const registered = new Set(agents.map((a) => a.address));
+    for (const a of agents) {
+      if (!a.healthy || a.address === "") continue;
+      count++;
+      add({ address: a.address, node: a.node, models: new Set(a.models), load: (a.inFlight + a.queued) / Math.max(1, a.maxConcurrent) });
+    }
+    for (const s of this.statics) {
+      if (registered.has(s.address)) continue;
+      count++;
+      add(s);
     }
     this.byModel = byModel;
     this.count = count;

@@ -200,6 +200,21 @@ export const configSchema = z.strictObject({
           }),
         )
         .default([]),
+      /**
+       * `gearbox serve` only: an edge agent in the same process (llama.cpp), registered with the
+       * embedded control plane like any agent. `model`: a GGUF file or an `hf:` URI; `id`: the
+       * model id clients use (default the file name without `.gguf`); `port`: its HTTP API on
+       * 127.0.0.1 (default `listen.edge_port`; 0 = a free port).
+       */
+      local: z
+        .strictObject({
+          model: z.string().min(1),
+          id: z.string().min(1).optional(),
+          port: port.optional(),
+          threads: z.number().int().positive().max(256).optional(),
+          context_length: z.number().int().positive().optional(),
+        })
+        .optional(),
       /** The edge model edge-routed requests use, unless the request names an edge model. */
       default_model: z.string().min(1).optional(),
       /** The cloud model an upgrade uses when the request named an edge model. */
