@@ -89,11 +89,11 @@ export class EdgeCascade {
       "content-type": "application/json",
       "content-length": String(body.length),
       "x-gearbox-upstream": "edge",
-      "x-gearbox-edge-endpoint": this.o.agent.address,
       "x-gearbox-request-id": this.o.requestId,
       "accept-encoding": "identity",
     };
-    return { setHeaders, removeHeaders: removable.filter((h) => setHeaders[h] === undefined), body, clearRouteCache: true };
+    const removeHeaders = removable.filter((h) => setHeaders[h] === undefined);
+    return { setHeaders, removeHeaders, body, clearRouteCache: true, edgeEndpoint: this.o.agent.address };
   }
 
   responseHeaders(status: number): void {

@@ -9,6 +9,8 @@ import type { CommonResponse } from "../../proto/generated/envoy/service/ext_pro
 import type { HeaderMutation } from "../../proto/generated/envoy/service/ext_proc/v3/HeaderMutation.ts";
 import type { StatusCode } from "../../proto/generated/envoy/type/v3/StatusCode.ts";
 import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
+import type { Struct } from "../../proto/generated/google/protobuf/Struct.ts";
+import { EDGE_ENDPOINT_METADATA } from "../../xds/resources/envoy.ts";
 import type { Headers, Mutation, Outcome } from "../processor/outcome.ts";
 
 export type RequestPhase = "request_headers" | "request_body" | "response_headers" | "response_body" | "request_trailers" | "response_trailers";
@@ -61,6 +63,17 @@ function commonResponse(mutation: Mutation | undefined): CommonResponse {
   return response;
 }
 
+/**
+ * `ProcessingResponse.dynamic_metadata` naming the edge agent: one Struct per namespace, which
+ * Envoy writes into the request's dynamic metadata before applying the response's mutations
+ * (`Filter::setDynamicMetadata` in ext_proc.cc), so the recomputed route and the ORIGINAL_DST
+ * cluster see it.
+ */
+function edgeMetadata(endpoint: string): Struct {
+  const inner: Struct = { fields: { [EDGE_ENDPOINT_METADATA.key]: { stringValue: endpoint } } };
+  return { fields: { [EDGE_ENDPOINT_METADATA.namespace]: { structValue: inner } } };
+}
+
 /** The one ProcessingResponse answering a message of `phase`. */
 export function toProcessingResponse(phase: RequestPhase, outcome: Outcome): ProcessingResponse {
   if (outcome.kind === "respond") {
@@ -79,11 +92,17 @@ export function toProcessingResponse(phase: RequestPhase, outcome: Outcome): Pro
     case "response_headers": {
       const message: ProcessingResponse = { [phase]: { response: commonResponse(outcome.mutation) } };
       if (outcome.streamResponseBody) message.mode_override = STREAMED_RESPONSE_MODE;
+      const endpoint = outcome.mutation?.edgeEndpoint;
+      if (endpoint !== undefined && phase === "request_headers") message.dynamic_metadata = edgeMetadata(endpoint);
       return message;
     }
     case "request_body":
-    case "response_body":
-      return { [phase]: { response: commonResponse(outcome.mutation) } };
+    case "response_body": {
+      const message: ProcessingResponse = { [phase]: { response: commonResponse(outcome.mutation) } };
+      const endpoint = outcome.mutation?.edgeEndpoint;
+      if (endpoint !== undefined && phase === "request_body") message.dynamic_metadata = edgeMetadata(endpoint);
+      return message;
+    }
     case "request_trailers":
     case "response_trailers":
       return { [phase]: {} };

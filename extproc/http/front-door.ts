@@ -108,7 +108,8 @@ export class FrontDoorHandler {
     }
     const decided = await processor.requestBody(body);
     if (this.respondIfRejected(res, decided, headers)) return;
-    await this.callUpstream(req, res, processor, headers, decided.kind === "continue" && decided.mutation?.body ? decided.mutation.body : body);
+    const mutation = decided.kind === "continue" ? decided.mutation : undefined;
+    await this.callUpstream(req, res, processor, headers, mutation?.body ?? body, mutation?.edgeEndpoint);
   }
 
   /** Applies a phase outcome to the request headers; true when it answered the client. */
@@ -121,8 +122,8 @@ export class FrontDoorHandler {
     return false;
   }
 
-  private async callUpstream(req: http.IncomingMessage, res: http.ServerResponse, processor: RequestProcessor, headers: Headers, body: Buffer): Promise<void> {
-    const target = this.upstreamTarget(headers);
+  private async callUpstream(req: http.IncomingMessage, res: http.ServerResponse, processor: RequestProcessor, headers: Headers, body: Buffer, edgeEndpoint: string | undefined): Promise<void> {
+    const target = this.upstreamTarget(headers, edgeEndpoint);
     const provider = target.provider;
     const url = new URL(headers[":path"] ?? "/", target.origin);
     const abort = new AbortController();
@@ -231,11 +232,15 @@ export class FrontDoorHandler {
     send(res, Number(responseHeaders[":status"] ?? status), { ...forwardable(responseHeaders), "content-length": String(body.length) }, body);
   }
 
-  /** Where Envoy would send the request: the provider cluster, or the edge agent (ORIGINAL_DST). */
-  private upstreamTarget(headers: Headers): { origin: string; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
+  /**
+   * Where Envoy would send the request: the provider cluster, or the edge agent the processor
+   * named (Envoy's ORIGINAL_DST cluster reads it from ext_proc's dynamic metadata).
+   */
+  private upstreamTarget(headers: Headers, edgeEndpoint: string | undefined): { origin: string; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
     const upstream = headers["x-gearbox-upstream"] ?? "";
     if (upstream === "edge") {
-      const endpoint = headers["x-gearbox-edge-endpoint"] ?? "";
+      if (edgeEndpoint === undefined) throw new Error("processor chose the edge without naming an agent");
+      const endpoint = edgeEndpoint;
       return { origin: `http://${endpoint}`, provider: { name: `edge ${endpoint}`, timeoutMs: this.deps.config.edge.timeout_ms } };
     }
     const provider = this.deps.config.providers.find((p) => p.name === upstream);

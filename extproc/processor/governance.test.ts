@@ -70,6 +70,6 @@ test("the same cap with degrade_to_edge: the call goes to the edge instead of be
   const outcome = await call(deps, key);
   assert.ok(outcome.kind === "continue");
   assert.equal(outcome.mutation?.setHeaders?.["x-gearbox-upstream"], "edge");
-  assert.equal(outcome.mutation?.setHeaders?.["x-gearbox-edge-endpoint"], "10.0.0.7:8088");
+  assert.equal(outcome.mutation?.edgeEndpoint, "10.0.0.7:8088");
   close();
 });

@@ -14,6 +14,13 @@ export interface Mutation {
   body?: Buffer;
   /** The routing headers changed: the route must be recomputed (Envoy `clear_route_cache`). */
   clearRouteCache?: boolean;
+  /**
+   * The edge agent (`ip:port` or `[ipv6]:port`) this request goes to. Through Envoy it travels as
+   * ext_proc dynamic metadata (`EDGE_ENDPOINT_METADATA`), which the edge route requires and the
+   * ORIGINAL_DST cluster dials; never as a header, which a caller could forge. The front door
+   * dials it itself.
+   */
+  edgeEndpoint?: string;
 }
 
 export type Outcome =

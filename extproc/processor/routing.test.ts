@@ -36,7 +36,7 @@ route:
     upgrade_target: cloud
 `;
 
-function route(content: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
+function decide(content: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
   const raw = parseConfigText(CONFIG, "brief.yaml");
   assert.ok(raw.ok, !raw.ok ? raw.errors.join() : "");
   const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
@@ -45,13 +45,19 @@ function route(content: string, headers: Record<string, string> = {}, extra: Rec
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...headers }, false);
   const outcome = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], ...extra }))));
   assert.equal(outcome.kind, "continue");
-  return outcome.kind === "continue" ? (outcome.mutation?.setHeaders ?? {}) : {};
+  return outcome.kind === "continue" ? outcome.mutation : undefined;
+}
+
+function route(content: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
+  return decide(content, headers, extra)?.setHeaders ?? {};
 }
 
 test("the brief's config: a short summary goes to the edge agent", () => {
-  const h = route("Summarize this in one line: the meeting moved to Friday because the room was booked.");
-  assert.equal(h["x-gearbox-upstream"], "edge");
-  assert.equal(h["x-gearbox-edge-endpoint"], "10.0.0.7:8088");
+  const m = decide("Summarize this in one line: the meeting moved to Friday because the room was booked.");
+  assert.equal(m?.setHeaders?.["x-gearbox-upstream"], "edge");
+  // The agent travels as dynamic metadata through Envoy, never as a header a caller could forge.
+  assert.equal(m?.edgeEndpoint, "10.0.0.7:8088");
+  assert.equal(m?.setHeaders?.["x-gearbox-edge-endpoint"], undefined);
 });
 
 test("the brief's config: code generation and math go to the cloud", () => {

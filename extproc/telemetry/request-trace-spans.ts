@@ -53,7 +53,7 @@ export function traceUpstream(trace: RequestTrace | undefined, outcome: Outcome,
     [GEN_AI.requestModel]: call.model,
     [GEARBOX.upstream]: call.target,
     ...(call.provider && { [GEN_AI.providerName]: genAiProviderName(call.provider.kind, call.provider.name), [HTTP.serverAddress]: call.provider.baseUrl.hostname }),
-    ...(call.target === "edge" && headers["x-gearbox-edge-endpoint"] !== undefined && { [GEARBOX.edgeAgent]: headers["x-gearbox-edge-endpoint"] }),
+    ...(call.target === "edge" && outcome.mutation?.edgeEndpoint !== undefined && { [GEARBOX.edgeAgent]: outcome.mutation.edgeEndpoint }),
   });
   trace.upstream = span;
   Object.assign(headers, span.headers());

@@ -12,7 +12,7 @@ import { loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
-import { shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 
 const KEY = "sk-cloud-key";
@@ -67,9 +67,9 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
           extProc: { ...shipped.extProc, address: gateway.extProcAddress },
           routes: [
             { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
-            { header: "x-gearbox-upstream", value: "edge", cluster: "edge" },
+            shippedEdgeRoute().route,
           ],
-          clusters: { openai: { url: cloud.url }, edge: { originalDst: { httpHeaderName: "x-gearbox-edge-endpoint" } } },
+          clusters: { openai: { url: cloud.url }, edge: shippedEdgeRoute().cluster },
         });
         closers.push(() => envoy.close());
         base = envoy.url;

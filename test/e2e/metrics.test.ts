@@ -25,7 +25,7 @@ import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
-import { shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
 import { scrape, type Samples } from "../support/prometheus.ts";
 
@@ -81,9 +81,9 @@ before(async () => {
     extProc: { ...shippedEnvoySettings().extProc, address: `127.0.0.1:${extProc.port}` },
     routes: [
       { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
-      { header: "x-gearbox-upstream", value: "edge", cluster: "edge" },
+      shippedEdgeRoute().route,
     ],
-    clusters: { openai: { url: cloud.url }, edge: { originalDst: { httpHeaderName: "x-gearbox-edge-endpoint" } } },
+    clusters: { openai: { url: cloud.url }, edge: shippedEdgeRoute().cluster },
   });
   metricsServer = await startMetricsServer([metrics.registry], 0, "127.0.0.1");
 });

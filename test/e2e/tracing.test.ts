@@ -18,7 +18,7 @@ import { loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
 import { startEnvoy } from "../harness/envoy.ts";
-import { shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
 
@@ -76,9 +76,9 @@ async function tracedGateway(transport: "front door" | "envoy + ext_proc", ratio
       extProc: { ...shippedEnvoySettings().extProc, address: `127.0.0.1:${extProc.port}` },
       routes: [
         { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
-        { header: "x-gearbox-upstream", value: "edge", cluster: "edge" },
+        shippedEdgeRoute().route,
       ],
-      clusters: { openai: { url: cloud.url }, edge: { originalDst: { httpHeaderName: "x-gearbox-edge-endpoint" } } },
+      clusters: { openai: { url: cloud.url }, edge: shippedEdgeRoute().cluster },
     });
     base = envoy.url;
     closeEnvoy = () => envoy.close();

@@ -12,7 +12,7 @@ import { arrayAtPath, isPlainObject, objectAtPath, type PlainObject } from "./pl
 import { toPlainObject } from "./proto-json.ts";
 
 const HCM = "static_resources.listeners[0].filter_chains[0].filters[0].typed_config";
-const EXT_PROC = `${HCM}.http_filters[0].typed_config`;
+const EXT_PROC = `${HCM}.http_filters[1].typed_config`;
 const ROUTES = `${HCM}.route_config.virtual_hosts[0].routes`;
 
 function plainBootstrap(json: unknown): PlainObject {
@@ -141,7 +141,7 @@ void describe("strict proto checker rejects", () => {
       objectAtPath(c, EXT_PROC)["message_timeout"] = 2;
     });
     assertHasError(errors, /^static_resources\.clusters\[0\]\.connect_timeout: invalid Duration string "5 seconds"/);
-    assertHasError(errors, /\.http_filters\[0\]\.typed_config\.message_timeout: invalid Duration number 2/);
+    assertHasError(errors, /\.http_filters\[1\]\.typed_config\.message_timeout: invalid Duration number 2/);
   });
 
   void it("an Any whose @type is not a loaded message", () => {
@@ -233,11 +233,48 @@ void describe("Gearbox consistency checks reject", () => {
     assertHasError(errors, `${ROUTES}[1].route: cluster anthropic does not exist`);
   });
 
-  void it("an edge cluster that does not read x-gearbox-edge-endpoint", () => {
+  void it("an edge cluster that picks its host from x-gearbox-edge-endpoint (the previous config), not the metadata", () => {
     const errors = gearboxErrorsAfter((p) => {
-      objectAtPath(p, "static_resources.clusters[4].original_dst_lb_config")["http_header_name"] = "x-envoy-original-dst-host";
+      objectAtPath(p, "static_resources.clusters[4]")["original_dst_lb_config"] = { use_http_header: true, http_header_name: "x-gearbox-edge-endpoint" };
     });
-    assertHasError(errors, /^clusters\[edge\]\.original_dst_lb_config: must set use_http_header/);
+    assertHasError(errors, /^clusters\[edge\]\.original_dst_lb_config\.metadata_key: must read gearbox\.edge\/endpoint/);
+    assertHasError(errors, /^clusters\[edge\]\.original_dst_lb_config\.use_http_header: a header callers can send/);
+  });
+
+  void it("an edge route without the metadata guard (the previous config), or with one that lets unparsable values through", () => {
+    const edgeRoute = (p: PlainObject): PlainObject => objectAtPath(p, `${ROUTES}[3].match`);
+    const unguarded = gearboxErrorsAfter((p) => {
+      delete edgeRoute(p)["dynamic_metadata"];
+    });
+    // Without metadata, ORIGINAL_DST would dial the connection's own destination.
+    assertHasError(unguarded, /\/v1\/chat\/completions with headers \[\["x-gearbox-upstream","edge"\],\["x-gearbox-edge-endpoint","10\.0\.0\.1:22"\]\] must get a direct response/);
+    const lax = gearboxErrorsAfter((p) => {
+      objectAtPath(arrayAtPath(edgeRoute(p), "dynamic_metadata")[0], "value.string_match.safe_regex")["regex"] = ".+";
+    });
+    assertHasError(lax, /metadata \[\["gearbox\.edge\/endpoint","api\.openai\.com:80"\]\] must get a direct response/);
+    assertHasError(lax, /metadata \[\["gearbox\.edge\/endpoint","10\.0\.0\.7:65536"\]\] must get a direct response/);
+    const v4only = gearboxErrorsAfter((p) => {
+      objectAtPath(arrayAtPath(edgeRoute(p), "dynamic_metadata")[0], "value.string_match.safe_regex")["regex"] = "[0-9.]+:[0-9]+";
+    });
+    assertHasError(v4only, /the edge agent \[fd00::7\]:8088 named in dynamic metadata must reach cluster edge/);
+  });
+
+  void it("an ext_proc filter that does not accept the edge metadata namespace (the previous config)", () => {
+    const errors = gearboxErrorsAfter((p) => {
+      delete objectAtPath(p, EXT_PROC)["metadata_options"];
+    });
+    assertHasError(errors, /metadata_options\.receiving_namespaces\.untyped: must list gearbox\.edge/);
+  });
+
+  void it("no header strip ahead of ext_proc (the previous config), or one that keeps x-gearbox-edge-endpoint", () => {
+    const none = gearboxErrorsAfter((p) => {
+      arrayAtPath(p, `${HCM}.http_filters`).shift();
+    });
+    assertHasError(none, /http_filters\[0\]: must be a header_mutation removing x-gearbox-upstream, x-gearbox-edge-endpoint/);
+    const partial = gearboxErrorsAfter((p) => {
+      arrayAtPath(p, `${HCM}.http_filters[0].typed_config.mutations.request_mutations`).pop();
+    });
+    assertHasError(partial, /http_filters\[0\]: must be a header_mutation removing x-gearbox-edge-endpoint from/);
   });
 
   void it("a catch-all route shadowing the upstream routes, and LLM traffic with no upstream chosen reaching a cluster", () => {

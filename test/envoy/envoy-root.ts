@@ -25,6 +25,8 @@ export const ENVOY_CONFIG_PROTO_FILES: readonly string[] = [
   // HTTP filters (ext_proc brings ProcessingMode and ExtProcPerRoute).
   "envoy/extensions/filters/http/ext_proc/v3/ext_proc.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
+  // Strips caller-sent routing headers ahead of ext_proc.
+  "envoy/extensions/filters/http/header_mutation/v3/header_mutation.proto",
   // Cluster extensions.
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",

@@ -10,13 +10,21 @@
  * - a request on an LLM path with `x-gearbox-upstream: <u>` reaches cluster `<u>` with ext_proc
  *   on, with `:authority` rewritten to the TLS SNI for TLS clusters; without the header, or on
  *   any other path, it reaches no cluster at all;
- * - the `edge` cluster is ORIGINAL_DST taking the destination from `x-gearbox-edge-endpoint`;
+ * - the `edge` cluster is ORIGINAL_DST taking the destination from the dynamic metadata
+ *   `gearbox.edge/endpoint` (`metadata_key`, never `use_http_header`), the ext_proc filter accepts
+ *   that namespace (`metadata_options.receiving_namespaces`), and the edge route is only taken
+ *   when that metadata holds an `ip:port` / `[ip]:port`: ORIGINAL_DST falls back to the header and
+ *   then to the connection's own destination, so without the guard a request that asks for the
+ *   edge without a usable endpoint would go, in plain text, wherever the app dialled;
+ * - the first HTTP filter removes the routing headers only Gearbox may set
+ *   (`x-gearbox-upstream`, `x-gearbox-edge-endpoint`) from what callers send, before ext_proc;
  * - the edge route never retries (Gearbox's cascade upgrades a failed edge answer instead);
  * - a route to a cloud provider retries that provider once at most, only on what never reached
  *   it or on statuses a provider answers without billing (429, 5xx), never on a reset after the
  *   request was sent; it honours `retry-after`, and the cluster caps retries with a retry budget
  *   of at most 20 % (Envoy's layer of provider resilience; Gearbox's is the fallback chain).
  */
+import { EDGE_ENDPOINT_METADATA } from "../../xds/resources/envoy.ts";
 import { arrayAt, isPlainObject, objectAt, stringAt, valueAtPath, type PlainObject } from "./plain.ts";
 
 /** Values of `x-gearbox-upstream` every config must route, each to the cluster of that name. */
@@ -25,14 +33,23 @@ export const GEARBOX_UPSTREAMS = ["openai", "anthropic", "gemini", "edge"] as co
 export type GearboxUpstream = (typeof GEARBOX_UPSTREAMS)[number];
 /** Request header Gearbox sets to pick the upstream. */
 export const UPSTREAM_HEADER = "x-gearbox-upstream";
-/** Request header Gearbox sets to the edge agent's ip:port. */
+/** The former header for the edge agent's ip:port: callers may send it, nothing may route on it. */
 export const EDGE_ENDPOINT_HEADER = "x-gearbox-edge-endpoint";
+/** Headers the first filter must strip from callers' requests. */
+export const CALLER_STRIPPED_HEADERS = [UPSTREAM_HEADER, EDGE_ENDPOINT_HEADER] as const;
+/** Where ext_proc names the edge agent (see xds/resources/envoy.ts `EDGE_ENDPOINT_METADATA`). */
+export const EDGE_METADATA = EDGE_ENDPOINT_METADATA;
+/** Endpoint values the edge route must accept (Gearbox's agents, IPv4 and IPv6)… */
+const EDGE_ENDPOINTS_ACCEPTED = ["10.0.0.7:8088", "192.168.1.254:65535", "[fd00::7]:8088", "[2001:db8::1]:1"];
+/** …and values it must refuse: ORIGINAL_DST cannot parse them and would fall back to the connection. */
+const EDGE_ENDPOINTS_REFUSED = ["", "api.openai.com:80", "10.0.0.7", "10.0.0.7:0", "10.0.0.7:65536", "300.0.0.1:80", "fd00::7:8088", "10.0.0.7:80 "];
 
 const T = "type.googleapis.com/envoy.extensions.";
 const HCM = `${T}filters.network.http_connection_manager.v3.HttpConnectionManager`;
 const EXT_PROC = `${T}filters.http.ext_proc.v3.ExternalProcessor`;
 const EXT_PROC_PER_ROUTE = `${T}filters.http.ext_proc.v3.ExtProcPerRoute`;
 const ROUTER = `${T}filters.http.router.v3.Router`;
+const HEADER_MUTATION = `${T}filters.http.header_mutation.v3.HeaderMutation`;
 const UPSTREAM_TLS = `${T}transport_sockets.tls.v3.UpstreamTlsContext`;
 const HTTP_OPTIONS_KEY = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
@@ -68,7 +85,12 @@ const SAMPLE_PATHS: Readonly<Record<GearboxUpstream, string>> = {
   edge: "/v1/chat/completions",
 };
 
-interface Request { readonly path: string; readonly headers: ReadonlyMap<string, string> }
+interface Request {
+  readonly path: string;
+  readonly headers: ReadonlyMap<string, string>;
+  /** Dynamic metadata strings by `namespace/key`. */
+  readonly metadata?: ReadonlyMap<string, string>;
+}
 interface Chain { readonly path: string; readonly hcm: PlainObject; readonly filterNames: readonly string[] }
 
 function typeOf(value: unknown): string | undefined {
@@ -91,7 +113,25 @@ function stringMatches(matcher: PlainObject, value: string | undefined): boolean
   if (suffix !== undefined) return value.endsWith(suffix);
   const contains = stringAt(matcher, "contains");
   if (contains !== undefined) return value.includes(contains);
+  const regex = stringAt(objectAt(matcher, "safe_regex"), "regex");
+  if (regex !== undefined) return new RegExp(`^(?:${regex})$`).test(value);
   return "unsupported";
+}
+
+/**
+ * `match.dynamic_metadata`: every MetadataMatcher must hold. Only one-key paths with a string
+ * matcher are evaluated (what Gearbox's configs use).
+ */
+function metadataMatches(matchers: readonly unknown[], request: Request): boolean | "unsupported" {
+  for (const m of matchers) {
+    const path = arrayAt(m, "path");
+    const key = stringAt(path[0], "key");
+    const stringMatch = objectAt(objectAt(m, "value"), "string_match");
+    if (path.length !== 1 || key === undefined || stringMatch === undefined || valueAtPath(m, "invert") === true) return "unsupported";
+    const ok = stringMatches(stringMatch, request.metadata?.get(`${stringAt(m, "filter") ?? ""}/${key}`));
+    if (ok !== true) return ok;
+  }
+  return true;
 }
 
 /** Whether `match` (a RouteMatch) selects `request`; "unsupported" for matchers this cannot evaluate. */
@@ -118,7 +158,9 @@ function routeMatches(match: PlainObject, request: Request): boolean | "unsuppor
     if (ok === "unsupported") return ok;
     if (ok === (valueAtPath(header, "invert_match") === true)) return false;
   }
-  return ["query_parameters", "grpc", "runtime_fraction", "tls_context", "dynamic_metadata"].some((k) => k in match) ? "unsupported" : true;
+  const metadata = metadataMatches(arrayAt(match, "dynamic_metadata"), request);
+  if (metadata !== true) return metadata;
+  return ["query_parameters", "grpc", "runtime_fraction", "tls_context"].some((k) => k in match) ? "unsupported" : true;
 }
 
 /** The cluster's envoy.extensions.upstreams.http.v3.HttpProtocolOptions, if any. */
@@ -157,6 +199,10 @@ function checkExtProc(filter: PlainObject, where: string, clusters: ReadonlyMap<
     const instead = typeof name === "string" ? NOT_ENVOY_ATTRIBUTES[name] : undefined;
     if (instead !== undefined) errors.push(`${where}.request_attributes: Envoy never sends ${String(name)}; use ${instead}`);
   }
+  const receiving = arrayAt(valueAtPath(config, "metadata_options.receiving_namespaces"), "untyped");
+  if (!receiving.includes(EDGE_METADATA.namespace)) {
+    errors.push(`${where}.metadata_options.receiving_namespaces.untyped: must list ${EDGE_METADATA.namespace}, or Envoy drops the edge agent Gearbox names`);
+  }
   if (config["route_cache_action"] === "RETAIN") errors.push(`${where}.route_cache_action: RETAIN would ignore Gearbox's clear_route_cache`);
   const timeout = seconds(config["message_timeout"]);
   const max = seconds(config["max_message_timeout"]) ?? 0;
@@ -190,8 +236,9 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
     }
     return undefined;
   };
+  const edgeMetadata = (value: string): ReadonlyMap<string, string> => new Map([[`${EDGE_METADATA.namespace}/${EDGE_METADATA.key}`, value]]);
   for (const upstream of GEARBOX_UPSTREAMS) {
-    const request = { path: SAMPLE_PATHS[upstream], headers: new Map([[UPSTREAM_HEADER, upstream]]) };
+    const request = { path: SAMPLE_PATHS[upstream], headers: new Map([[UPSTREAM_HEADER, upstream]]), metadata: edgeMetadata(EDGE_ENDPOINTS_ACCEPTED[0] ?? "") };
     const hit = select(request);
     const action = objectAt(hit?.route, "route");
     const cluster = stringAt(action, "cluster");
@@ -215,14 +262,26 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
       errors.push(`${hit.path}.route.host_rewrite_literal: must be ${sni ?? "the cluster's SNI"} so :authority matches the TLS upstream`);
     }
   }
+  for (const endpoint of EDGE_ENDPOINTS_ACCEPTED) {
+    const hit = select({ path: SAMPLE_PATHS.edge, headers: new Map([[UPSTREAM_HEADER, "edge"]]), metadata: edgeMetadata(endpoint) });
+    if (stringAt(objectAt(hit?.route, "route"), "cluster") !== "edge") {
+      errors.push(`${chain.path}.route_config: the edge agent ${endpoint} named in dynamic metadata must reach cluster edge`);
+    }
+  }
+  const edgeHeaders = new Map([[UPSTREAM_HEADER, "edge"], [EDGE_ENDPOINT_HEADER, "10.0.0.1:22"]]);
   const unmediated: Request[] = [
     { path: "/v1/chat/completions", headers: new Map() },
-    { path: "/internal/admin", headers: new Map([[UPSTREAM_HEADER, "edge"], [EDGE_ENDPOINT_HEADER, "10.0.0.1:22"]]) },
+    { path: "/internal/admin", headers: edgeHeaders },
+    // The edge asked for without a usable endpoint in the metadata (a forged header, or no
+    // metadata at all): ORIGINAL_DST would fall back to the connection's destination.
+    { path: SAMPLE_PATHS.edge, headers: edgeHeaders },
+    ...EDGE_ENDPOINTS_REFUSED.map((endpoint) => ({ path: SAMPLE_PATHS.edge, headers: edgeHeaders, metadata: edgeMetadata(endpoint) })),
   ];
   for (const request of unmediated) {
     const hit = select(request);
     if (hit !== undefined && objectAt(hit.route, "direct_response") === undefined) {
-      errors.push(`${hit.path}: ${request.path} with headers ${JSON.stringify([...request.headers])} must get a direct response, not reach an upstream`);
+      const metadata = request.metadata === undefined ? "" : ` and metadata ${JSON.stringify([...request.metadata])}`;
+      errors.push(`${hit.path}: ${request.path} with headers ${JSON.stringify([...request.headers])}${metadata} must get a direct response, not reach an upstream`);
     }
   }
 }
@@ -267,8 +326,26 @@ function checkEdgeCluster(cluster: PlainObject | undefined, errors: string[]): v
   if (cluster["type"] !== "ORIGINAL_DST" || cluster["lb_policy"] !== "CLUSTER_PROVIDED") {
     errors.push("clusters[edge]: must be type ORIGINAL_DST with lb_policy CLUSTER_PROVIDED");
   }
-  if (lb?.["use_http_header"] !== true || lb["http_header_name"] !== EDGE_ENDPOINT_HEADER) {
-    errors.push(`clusters[edge].original_dst_lb_config: must set use_http_header with http_header_name ${EDGE_ENDPOINT_HEADER}`);
+  const key = objectAt(lb, "metadata_key");
+  const path = arrayAt(key, "path").map((p) => stringAt(p, "key"));
+  if (stringAt(key, "key") !== EDGE_METADATA.namespace || path.length !== 1 || path[0] !== EDGE_METADATA.key) {
+    errors.push(`clusters[edge].original_dst_lb_config.metadata_key: must read ${EDGE_METADATA.namespace}/${EDGE_METADATA.key}, the dynamic metadata ext_proc sets`);
+  }
+  if (lb?.["use_http_header"] === true) {
+    errors.push("clusters[edge].original_dst_lb_config.use_http_header: a header callers can send must not pick the edge host");
+  }
+}
+
+/**
+ * The first HTTP filter is a header_mutation removing {@link CALLER_STRIPPED_HEADERS} from the
+ * request, so ext_proc, a recomputed route and the upstream never see a caller's value.
+ */
+export function checkCallerHeaderStrip(hcm: PlainObject, where: string, errors: string[]): void {
+  const first = objectAt(arrayAt(hcm, "http_filters")[0], "typed_config");
+  const removed = arrayAt(objectAt(first, "mutations"), "request_mutations").map((m) => stringAt(m, "remove"));
+  const missing = CALLER_STRIPPED_HEADERS.filter((h) => !removed.includes(h));
+  if (typeOf(first) !== HEADER_MUTATION || missing.length > 0) {
+    errors.push(`${where}.http_filters[0]: must be a header_mutation removing ${missing.join(", ") || CALLER_STRIPPED_HEADERS.join(", ")} from callers' requests, ahead of ext_proc`);
   }
 }
 
@@ -303,6 +380,7 @@ export function checkGearboxBootstrap(bootstrap: PlainObject): string[] {
     const configuredIdle = seconds(chain.hcm["stream_idle_timeout"]);
     const idle = configuredIdle === undefined ? 300 : configuredIdle === 0 ? Infinity : configuredIdle; // Envoy: 5 min; 0 = off
     for (const i of extProc) checkExtProc(filters[i] as PlainObject, `${chain.path}.http_filters[${i}].typed_config`, clusters, idle, errors);
+    checkCallerHeaderStrip(chain.hcm, chain.path, errors);
     checkRouting(chain, clusters, errors);
   }
   checkEdgeCluster(clusters.get("edge"), errors);

@@ -11,13 +11,14 @@
  *   open) in front of routes that all answer locally (`direct_response`), so a copy never
  *   reaches an upstream.
  */
-import { GEARBOX_REQUEST_ATTRIBUTES, UPSTREAM_HEADER } from "./gearbox-checks.ts";
+import { checkCallerHeaderStrip, GEARBOX_REQUEST_ATTRIBUTES, UPSTREAM_HEADER } from "./gearbox-checks.ts";
 import { arrayAt, isPlainObject, objectAt, stringAt, valueAtPath, type PlainObject } from "./plain.ts";
 
 const EXT_PROC = "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor";
 const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
 interface Chain {
+  hcm: PlainObject;
   path: string;
   port: number | undefined;
   extProc: PlainObject[];
@@ -43,7 +44,7 @@ function chainsOf(bootstrap: PlainObject): Chain[] {
             if (isPlainObject(route)) routes.push({ path: `${path}.route_config.virtual_hosts[${v}].routes[${r}]`, route });
           }),
         );
-        chains.push({ path, port: typeof port === "number" ? port : undefined, extProc, routes });
+        chains.push({ hcm, path, port: typeof port === "number" ? port : undefined, extProc, routes });
       }),
     );
   });
@@ -80,6 +81,8 @@ export function checkShadowBootstrap(bootstrap: PlainObject): string[] {
   const live = chains.filter((c) => c.extProc.length === 0 || observing.includes(c));
   if (live.length === 0) errors.push("static_resources.listeners: no listener serves live traffic without a blocking ext_proc");
   for (const chain of chains) {
+    // Gearbox cannot strip a caller's routing headers when it only observes: the chain must.
+    if (chain.extProc.length > 0) checkCallerHeaderStrip(chain.hcm, chain.path, errors);
     chain.extProc.forEach((config, i) => {
       const where = `${chain.path}.http_filters[ext_proc ${i}]`;
       checkCommon(config, where, clusters, errors);

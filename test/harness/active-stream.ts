@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import type { DownstreamConnection } from "./attributes.ts";
 import { AbortedError, BodyReader } from "./body.ts";
+import { DynamicMetadata } from "./dynamic-metadata.ts";
 import type { PeerCertificateOptions, ResolvedEnvoyConfig } from "./config.ts";
 import { Downstream } from "./downstream.ts";
 import type { FilterEnv } from "./filter-core.ts";
@@ -73,6 +74,7 @@ export async function serveStream(env: StreamEnv, req: IncomingMessage, res: Ser
   const downstream = new Downstream(res, env.stats);
   const signal = downstream.signal;
   let routeCacheCleared = false;
+  const metadata = new DynamicMetadata();
   const peer = env.config.peerCertificate;
   const filter = new ExtProcFilter(
     env.filterEnv,
@@ -81,6 +83,7 @@ export async function serveStream(env: StreamEnv, req: IncomingMessage, res: Ser
       clearRouteCache: () => {
         routeCacheCleared = true;
       },
+      metadata,
     },
     signal,
     downstreamConnection(req, peer),
@@ -98,12 +101,12 @@ export async function serveStream(env: StreamEnv, req: IncomingMessage, res: Ser
     onSourceError: () => downstream.reset(),
   });
   // The connection manager resolves the route before the filter chain runs and caches it.
-  const cachedRoute = env.router.match(headers);
+  const cachedRoute = env.router.match(headers, metadata);
   try {
     const request = await filter.decode(headers, requestBody);
     if (request === undefined) return;
-    const route = routeCacheCleared ? env.router.match(request.headers) : cachedRoute;
-    const upstream = await env.router.forward(route, request, signal);
+    const route = routeCacheCleared ? env.router.match(request.headers, metadata) : cachedRoute;
+    const upstream = await env.router.forward(route, request, signal, metadata);
     if (upstream.type === "aborted" || signal.aborted) return;
     const method = headers.get(":method") ?? "GET";
     const overflowIsFatal = (): boolean => filter.buffersWholeBody("response");

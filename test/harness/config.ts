@@ -65,6 +65,21 @@ export interface ExtProcOptions {
    * message; see `attributes.ts` for the ones the harness evaluates.
    */
   requestAttributes?: string[];
+  /**
+   * `metadata_options.receiving_namespaces.untyped` (default none): the namespaces of a response's
+   * `dynamic_metadata` Envoy writes into the stream's dynamic metadata; others are dropped.
+   */
+  receivingNamespaces?: string[];
+}
+
+/**
+ * `match.dynamic_metadata[0]`: a `MetadataMatcher` whose `filter` is the namespace, `path` one key,
+ * and `value.string_match.safe_regex` the regular expression (RE2 full match).
+ */
+export interface DynamicMetadataMatch {
+  filter: string;
+  key: string;
+  regex: string;
 }
 
 /** One route of the virtual host, matched in order (Envoy `config.route.v3.Route`, minimal). */
@@ -75,8 +90,12 @@ export interface RouteOptions {
   value?: string;
   /** `match.prefix` (default "/"). */
   prefix?: string;
-  /** `route.cluster`. */
-  cluster: string;
+  /** `match.dynamic_metadata`: the stream's dynamic metadata must hold a matching string. */
+  dynamicMetadata?: DynamicMetadataMatch;
+  /** `route.cluster`; absent with `directResponse`. */
+  cluster?: string;
+  /** `direct_response`: the router answers itself (response code details `direct_response`). */
+  directResponse?: { status: number; body: string };
   /** `route.host_rewrite_literal`. */
   hostRewrite?: string;
   /** `route.prefix_rewrite`: replaces the matched `prefix` of `:path`. */
@@ -118,11 +137,20 @@ export interface StaticClusterOptions {
 }
 
 /**
- * An ORIGINAL_DST cluster with `original_dst_lb_config.use_http_header: true`: the endpoint is the
- * `ip:port` in `httpHeaderName` (Envoy's default name is `x-envoy-original-dst-host`).
+ * An ORIGINAL_DST cluster. Its load balancer picks the host as Envoy's does
+ * (`source/extensions/clusters/original_dst/original_dst_cluster.cc`, `LoadBalancer::chooseHost`):
+ * the filter state override (not modelled), then the dynamic metadata at `metadataKey`
+ * (`original_dst_lb_config.metadata_key`), then the request header (`use_http_header`), then the
+ * connection's restored original destination (`EnvoyOptions.originalDestination`). A value that
+ * is missing or not a literal `ip:port` passes to the next source.
  */
 export interface OriginalDstClusterOptions {
-  originalDst: { httpHeaderName?: string };
+  originalDst: {
+    /** `use_http_header: true` with this `http_header_name` (Envoy's default `x-envoy-original-dst-host`). */
+    httpHeaderName?: string;
+    /** `metadata_key`: namespace (`key`) and one-element `path`. */
+    metadataKey?: { key: string; path: string };
+  };
 }
 
 /** A cluster of the harness. */
@@ -157,6 +185,12 @@ export interface EnvoyOptions {
   routeTimeoutMs?: number;
   /** Downstream client certificate (default: none, as on a plain-HTTP listener). */
   peerCertificate?: PeerCertificateOptions;
+  /**
+   * The `ip:port` the app dialled before iptables sent the connection to this listener, restored
+   * by the `original_dst` listener filter (as in every Istio sidecar). Default none: a plain
+   * listener, where ORIGINAL_DST has nothing to fall back on.
+   */
+  originalDestination?: string;
 }
 
 /** The ext_proc configuration with Envoy's defaults filled in. */
@@ -172,6 +206,7 @@ export interface ResolvedExtProc {
   statusOnError: number;
   deferredCloseTimeoutMs: number;
   requestAttributes: string[];
+  receivingNamespaces: string[];
 }
 
 /** `startEnvoy` options with Envoy's defaults filled in. */
@@ -183,6 +218,7 @@ export interface ResolvedEnvoyConfig {
   bufferLimitBytes: number;
   routeTimeoutMs: number;
   peerCertificate: PeerCertificateOptions;
+  originalDestination: string | undefined;
 }
 
 /** Envoy's default `per_connection_buffer_limit_bytes`. */
@@ -231,6 +267,11 @@ export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
   const requestAttributes = e.requestAttributes ?? [];
   checkRequestAttributes(requestAttributes);
   const routes = options.routes ?? [];
+  for (const route of routes) {
+    if ((route.cluster === undefined) === (route.directResponse === undefined)) {
+      throw new Error("startEnvoy: a route needs exactly one of cluster and directResponse");
+    }
+  }
   for (const cluster of [...routes.map((r) => r.cluster), options.defaultCluster]) {
     if (cluster !== undefined && !(cluster in options.clusters)) {
       throw new Error(`startEnvoy: route names unknown cluster "${cluster}"`);
@@ -249,6 +290,7 @@ export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
       statusOnError: e.statusOnError ?? 500,
       deferredCloseTimeoutMs: e.deferredCloseTimeoutMs ?? 5000,
       requestAttributes,
+      receivingNamespaces: e.receivingNamespaces ?? [],
     },
     routes,
     defaultCluster: options.defaultCluster,
@@ -256,5 +298,6 @@ export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
     bufferLimitBytes: options.bufferLimitBytes ?? DEFAULT_BUFFER_LIMIT_BYTES,
     routeTimeoutMs: options.routeTimeoutMs ?? 15_000,
     peerCertificate: options.peerCertificate ?? {},
+    originalDestination: options.originalDestination,
   };
 }

@@ -1,12 +1,16 @@
 /**
  * Routing in the Envoy stand-in: the route cache and `clear_route_cache`, ORIGINAL_DST from a
- * request header, rewrites, and the router's own local replies passing through ext_proc.
+ * request header or ext_proc's dynamic metadata (and its fallback to the connection's original
+ * destination), routes guarded on dynamic metadata, direct responses, rewrites, and the router's
+ * own local replies passing through ext_proc.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { harness, on } from "./fixture.ts";
 import { headerValues, matchingResponse, setHeader } from "./messages.ts";
 import { send, startUpstream } from "./test-http.ts";
+import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
+import type { RouteOptions } from "./config.ts";
 
 const routes = [{ header: "x-gearbox-upstream", value: "edge", cluster: "edge" }];
 
@@ -138,4 +142,95 @@ void test("an unreachable upstream is a 503 local reply", async (t) => {
   const res = await send(f.envoy.url, { method: "GET" });
   assert.equal(res.status, 503);
   assert.match(res.body.toString(), /^upstream connect error or disconnect\/reset before headers/);
+});
+
+/** The shipped sidecar's edge route shape: x-gearbox-upstream: edge and an ip:port in gearbox.edge/endpoint. */
+const guardedEdge: RouteOptions = {
+  header: "x-gearbox-upstream",
+  value: "edge",
+  dynamicMetadata: { filter: "gearbox.edge", key: "endpoint", regex: "([0-9]{1,3}\\.){3}[0-9]{1,3}:[0-9]{1,5}" },
+  cluster: "edge",
+};
+const noRoute: RouteOptions = { prefix: "/", directResponse: { status: 502, body: "gearbox_no_route" } };
+const metadataEdge = { originalDst: { metadataKey: { key: "gearbox.edge", path: "endpoint" } } };
+
+/** A request_body answer choosing the edge, naming `endpoint` in dynamic metadata namespace `namespace`. */
+function edgeAnswer(endpoint: string | undefined, namespace = "gearbox.edge") {
+  return on("request_body", (m) => {
+    const answer: ProcessingResponse = matchingResponse(m, { header_mutation: { set_headers: [setHeader("x-gearbox-upstream", "edge")] }, clear_route_cache: true });
+    if (endpoint !== undefined) {
+      answer.dynamic_metadata = { fields: { [namespace]: { structValue: { fields: { endpoint: { stringValue: endpoint } } } } } };
+    }
+    return [answer];
+  });
+}
+
+void test("ORIGINAL_DST with metadata_key dials the ip:port ext_proc set in a receiving namespace, and the guarded route matches it", async (t) => {
+  const edgeAgent = await startUpstream("edge-agent");
+  const f = await harness({
+    routes: [guardedEdge, noRoute],
+    upstreams: { app: undefined },
+    defaultCluster: null,
+    clusters: { edge: metadataEdge },
+    extProc: { processingMode: { request_body_mode: "BUFFERED" }, receivingNamespaces: ["gearbox.edge"] },
+    script: edgeAnswer(`127.0.0.1:${edgeAgent.port}`),
+  });
+  t.after(async () => {
+    await f.close();
+    await edgeAgent.close();
+  });
+  const res = await send(f.envoy.url, { body: [Buffer.from("prompt")] });
+  assert.equal(res.status, 200);
+  assert.equal(edgeAgent.requests[0]?.body.toString(), "prompt");
+  assert.equal(edgeAgent.requests[0]?.headers["x-gearbox-edge-endpoint"], undefined, "no header carries the endpoint");
+});
+
+for (const [name, endpoint, namespace] of [
+  ["no dynamic metadata at all", undefined, "gearbox.edge"],
+  ["metadata in a namespace the filter does not receive", "127.0.0.1:1", "other"],
+  ["a value that is not an ip:port", "api.openai.com:80", "gearbox.edge"],
+] as const) {
+  void test(`the edge asked for with ${name}: no-route 502, never the connection's original destination`, async (t) => {
+    const dialled = await startUpstream("what-the-app-dialled");
+    const f = await harness({
+      routes: [guardedEdge, noRoute],
+      upstreams: { app: undefined },
+      defaultCluster: null,
+      clusters: { edge: metadataEdge },
+      originalDestination: `127.0.0.1:${dialled.port}`,
+      extProc: { processingMode: { request_body_mode: "BUFFERED" }, receivingNamespaces: ["gearbox.edge"] },
+      script: edgeAnswer(endpoint === undefined ? undefined : endpoint.replace("127.0.0.1:1", `127.0.0.1:${dialled.port}`), namespace),
+    });
+    t.after(async () => {
+      await f.close();
+      await dialled.close();
+    });
+    const res = await send(f.envoy.url, { headers: { "x-gearbox-edge-endpoint": `127.0.0.1:${dialled.port}` }, body: [Buffer.from("prompt")] });
+    assert.equal(res.status, 502);
+    assert.equal(res.body.toString(), "gearbox_no_route");
+    assert.equal(dialled.requests.length, 0);
+    assert.deepEqual(f.envoy.stats.localReplies, [{ status: 502, details: "direct_response" }]);
+  });
+}
+
+void test("without the guard, ORIGINAL_DST falls back to the connection's original destination (why the route needs it)", async (t) => {
+  const dialled = await startUpstream("what-the-app-dialled");
+  const f = await harness({
+    routes: [{ header: "x-gearbox-upstream", value: "edge", cluster: "edge" }, noRoute],
+    upstreams: { app: undefined },
+    defaultCluster: null,
+    clusters: { edge: { originalDst: { metadataKey: { key: "gearbox.edge", path: "endpoint" }, httpHeaderName: "x-gearbox-edge-endpoint" } } },
+    originalDestination: `127.0.0.1:${dialled.port}`,
+    extProc: { processingMode: { request_body_mode: "BUFFERED" }, receivingNamespaces: ["gearbox.edge"] },
+    script: edgeAnswer(undefined),
+  });
+  t.after(async () => {
+    await f.close();
+    await dialled.close();
+  });
+  // A header that does not parse passes to the next source, as a missing one does.
+  const res = await send(f.envoy.url, { headers: { "x-gearbox-edge-endpoint": "edge-host:8088" }, body: [Buffer.from("prompt")] });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers["x-upstream"], "what-the-app-dialled");
+  assert.equal(dialled.requests[0]?.body.toString(), "prompt");
 });

@@ -18,6 +18,7 @@ import type { ProcessingResponse__Output } from "../../proto/generated/envoy/ser
 import type { Duration__Output } from "../../proto/generated/google/protobuf/Duration.ts";
 import { evaluateAttributes, EXT_PROC_FILTER_NAME, type DownstreamConnection } from "./attributes.ts";
 import { resolveProcessingMode, type ResolvedExtProc, type ResolvedProcessingMode } from "./config.ts";
+import type { DynamicMetadata } from "./dynamic-metadata.ts";
 import type { HeaderMap } from "./headers.ts";
 import { httpStatusNumber } from "./messages.ts";
 import { applyHeaderMutation, type MutationChecker } from "./mutations.ts";
@@ -51,6 +52,8 @@ export interface FilterHost {
   localReply(reply: LocalReply): void;
   /** `clearRouteCache()`: the router recomputes the route from the current request headers. */
   clearRouteCache(): void;
+  /** The stream's dynamic metadata (decoder and encoder callbacks share one StreamInfo). */
+  readonly metadata: DynamicMetadata;
 }
 
 
@@ -164,6 +167,10 @@ export class FilterCore {
     }
     this.applyModeOverride(response);
     const kind = response.response;
+    // setDecoderDynamicMetadata / setEncoderDynamicMetadata run for every response kind before it
+    // is handled (an immediate response and an out-of-order one included), keeping only the
+    // receiving namespaces.
+    if (kind !== undefined) this.host.metadata.receive(response.dynamic_metadata, this.env.config.receivingNamespaces);
     if (kind === "immediate_response") {
       this.env.stats.extProcMessagesReceived += 1;
       this.onImmediateResponse(response.immediate_response ?? {});

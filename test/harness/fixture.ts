@@ -25,6 +25,8 @@ export interface FixtureOptions {
   bufferLimitBytes?: number;
   /** The simulated downstream client certificate. */
   peerCertificate?: EnvoyOptions["peerCertificate"];
+  /** The connection's restored original destination (an Istio sidecar's iptables redirect). */
+  originalDestination?: string;
 }
 
 /** Everything a test talks to. */
@@ -59,6 +61,7 @@ export async function harness(options: FixtureOptions = {}): Promise<Fixture> {
     clusters,
     bufferLimitBytes: options.bufferLimitBytes,
     peerCertificate: options.peerCertificate,
+    originalDestination: options.originalDestination,
   });
   return {
     envoy,

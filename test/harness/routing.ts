@@ -1,6 +1,7 @@
 /**
- * The route table and the router filter: picks a route on the request headers, resolves its
- * cluster to an endpoint (static, or ORIGINAL_DST from a request header), and proxies the request
+ * The route table and the router filter: picks a route on the request headers and the stream's
+ * dynamic metadata, answers direct responses, resolves a cluster to an endpoint (static, or
+ * ORIGINAL_DST from dynamic metadata, a request header or the connection), and proxies the request
  * over HTTP/1.1. Failures before response headers become the router's local replies (404 NR,
  * 503 no healthy upstream / connect failure, 504 timeout), which still pass through the ext_proc
  * encoder path as Envoy's local replies do.
@@ -9,7 +10,16 @@ import http from "node:http";
 import { once } from "node:events";
 import { isIP } from "node:net";
 import { AbortedError } from "./body.ts";
-import { DEFAULT_ORIGINAL_DST_HEADER, type ResolvedEnvoyConfig, type RetryBudgetOptions, type RetryPolicyOptions, type RouteOptions } from "./config.ts";
+import {
+  DEFAULT_ORIGINAL_DST_HEADER,
+  type DynamicMetadataMatch,
+  type OriginalDstClusterOptions,
+  type ResolvedEnvoyConfig,
+  type RetryBudgetOptions,
+  type RetryPolicyOptions,
+  type RouteOptions,
+} from "./config.ts";
+import type { DynamicMetadata } from "./dynamic-metadata.ts";
 import type { Forward } from "./filter.ts";
 import { HeaderMap, isHopByHop, rawHeaderPairs } from "./headers.ts";
 import type { EnvoyStats } from "./stats.ts";
@@ -37,6 +47,34 @@ function parseIpPort(value: string | undefined): Endpoint | undefined {
   if (m === null || m[1] === undefined || m[2] === undefined || isIP(m[1]) === 0) return undefined;
   const port = Number(m[2]);
   return port > 0 && port < 65536 ? { host: m[1], port } : undefined;
+}
+
+/**
+ * ORIGINAL_DST's host (`original_dst_cluster.cc` `LoadBalancer::chooseHost`): `metadata_key` first
+ * (request metadata; the connection's is not modelled), then the header when `use_http_header`,
+ * then the connection's restored original destination. Each source that is missing or does not
+ * parse as a literal `ip:port` passes to the next, so a request without a usable override goes to
+ * whatever the app dialled.
+ */
+function originalDstHost(
+  cluster: OriginalDstClusterOptions["originalDst"],
+  request: Forward,
+  metadata: DynamicMetadata,
+  originalDestination: string | undefined,
+): Endpoint | undefined {
+  const key = cluster.metadataKey;
+  const fromMetadata = key === undefined ? undefined : parseIpPort(metadata.string(key.key, key.path));
+  if (fromMetadata !== undefined) return fromMetadata;
+  const header = cluster.httpHeaderName;
+  const fromHeader = header === undefined ? undefined : parseIpPort(request.headers.get(header || DEFAULT_ORIGINAL_DST_HEADER));
+  return fromHeader ?? parseIpPort(originalDestination);
+}
+
+/** `MetadataMatcher` with a `safe_regex` string value: the whole string must match. */
+function metadataMatches(match: DynamicMetadataMatch | undefined, metadata: DynamicMetadata): boolean {
+  if (match === undefined) return true;
+  const value = metadata.string(match.filter, match.key);
+  return value !== undefined && new RegExp(`^(?:${match.regex})$`).test(value);
 }
 
 /** Response headers of an upstream message as the router hands them to the encoder filters. */
@@ -103,27 +141,31 @@ export class Router {
     private readonly agent: http.Agent,
   ) {}
 
-  /** The first route matching the headers, else the default cluster's catch-all route. */
-  match(headers: HeaderMap): RouteOptions | undefined {
+  /** The first route matching the headers and dynamic metadata, else the default cluster's catch-all route. */
+  match(headers: HeaderMap, metadata: DynamicMetadata): RouteOptions | undefined {
     const path = headers.get(":path") ?? "/";
     const hit = this.config.routes.find(
       (r) =>
         path.startsWith(r.prefix ?? "/") &&
-        (r.header === undefined || (r.value === undefined ? headers.has(r.header) : headers.get(r.header) === r.value)),
+        (r.header === undefined || (r.value === undefined ? headers.has(r.header) : headers.get(r.header) === r.value)) &&
+        metadataMatches(r.dynamicMetadata, metadata),
     );
     if (hit !== undefined) return hit;
     return this.config.defaultCluster === undefined ? undefined : { cluster: this.config.defaultCluster };
   }
 
   /** Proxies the request; resolves at the upstream's response headers (or a local reply). */
-  async forward(route: RouteOptions | undefined, request: Forward, signal: AbortSignal): Promise<UpstreamResult> {
+  async forward(route: RouteOptions | undefined, request: Forward, signal: AbortSignal, metadata: DynamicMetadata): Promise<UpstreamResult> {
     if (route === undefined) return this.localReply(404, "", "route_not_found");
-    const cluster = this.config.clusters[route.cluster];
+    // The router answers a direct_response route itself (`Filter::decodeHeaders`, router.cc).
+    if (route.directResponse !== undefined) return this.localReply(route.directResponse.status, route.directResponse.body, "direct_response");
+    const clusterName = route.cluster ?? "";
+    const cluster = this.config.clusters[clusterName];
     if (cluster === undefined) return this.localReply(503, "", "cluster_not_found");
     const endpoint =
       "url" in cluster
         ? { host: new URL(cluster.url).hostname, port: Number(new URL(cluster.url).port || 80) }
-        : parseIpPort(request.headers.get(cluster.originalDst.httpHeaderName ?? DEFAULT_ORIGINAL_DST_HEADER));
+        : originalDstHost(cluster.originalDst, request, metadata, this.config.originalDestination);
     if (endpoint === undefined) return this.localReply(503, "no healthy upstream", "no_healthy_upstream");
 
     const headers = request.headers;
@@ -133,26 +175,26 @@ export class Router {
     }
     if (route.hostRewrite !== undefined) headers.set(":authority", route.hostRewrite);
     const policy = route.retryPolicy;
-    if (policy === undefined) return this.attempt(route.cluster, endpoint, request, request.body, signal);
+    if (policy === undefined) return this.attempt(clusterName, endpoint, request, request.body, signal);
     // With a retry policy the router buffers the request body so that it can send it again.
     const chunks: Buffer[] = [];
     for await (const chunk of request.body) chunks.push(chunk);
     const body = [Buffer.concat(chunks)];
     const budget = "url" in cluster ? cluster.retryBudget : undefined;
-    this.active[route.cluster] = (this.active[route.cluster] ?? 0) + 1;
+    this.active[clusterName] = (this.active[clusterName] ?? 0) + 1;
     let retrying = false;
     try {
       for (let retries = 0; ; retries += 1) {
-        const result = await this.attempt(route.cluster, endpoint, request, body, signal);
-        if (retrying) this.activeRetries[route.cluster] = (this.activeRetries[route.cluster] ?? 1) - 1;
+        const result = await this.attempt(clusterName, endpoint, request, body, signal);
+        if (retrying) this.activeRetries[clusterName] = (this.activeRetries[clusterName] ?? 1) - 1;
         retrying = false;
         if (!retriable(policy, result) || retries >= (policy.num_retries ?? 1) || signal.aborted) return result;
-        if (!this.retryAllowed(route.cluster, budget)) {
-          this.stats.upstreamRetryOverflow[route.cluster] = (this.stats.upstreamRetryOverflow[route.cluster] ?? 0) + 1;
+        if (!this.retryAllowed(clusterName, budget)) {
+          this.stats.upstreamRetryOverflow[clusterName] = (this.stats.upstreamRetryOverflow[clusterName] ?? 0) + 1;
           return result;
         }
-        this.stats.upstreamRetries[route.cluster] = (this.stats.upstreamRetries[route.cluster] ?? 0) + 1;
-        this.activeRetries[route.cluster] = (this.activeRetries[route.cluster] ?? 0) + 1;
+        this.stats.upstreamRetries[clusterName] = (this.stats.upstreamRetries[clusterName] ?? 0) + 1;
+        this.activeRetries[clusterName] = (this.activeRetries[clusterName] ?? 0) + 1;
         retrying = true;
         const wait = backOffMs(policy, retries + 1, result);
         // The failed try's answer is dropped, never forwarded.
@@ -160,8 +202,8 @@ export class Router {
         await sleep(wait, signal);
       }
     } finally {
-      if (retrying) this.activeRetries[route.cluster] = (this.activeRetries[route.cluster] ?? 1) - 1;
-      this.active[route.cluster] = (this.active[route.cluster] ?? 1) - 1;
+      if (retrying) this.activeRetries[clusterName] = (this.activeRetries[clusterName] ?? 1) - 1;
+      this.active[clusterName] = (this.active[clusterName] ?? 1) - 1;
     }
   }
 

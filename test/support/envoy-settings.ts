@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { ProcessingMode } from "../../proto/generated/envoy/extensions/filters/http/ext_proc/v3/ProcessingMode.ts";
-import type { RetryBudgetOptions, RetryPolicyOptions } from "../harness/config.ts";
+import type { ClusterOptions, RetryBudgetOptions, RetryPolicyOptions, RouteOptions } from "../harness/config.ts";
 import type { ExtProcOptions } from "../harness/envoy.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -47,6 +47,9 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
     failureModeAllow: filter.failure_mode_allow === true,
   };
   if (Array.isArray(filter.request_attributes)) extProc.requestAttributes = filter.request_attributes.map(String);
+  const metadataOptions = isObject(filter.metadata_options) ? filter.metadata_options : {};
+  const receiving = isObject(metadataOptions.receiving_namespaces) ? metadataOptions.receiving_namespaces.untyped : undefined;
+  if (Array.isArray(receiving)) extProc.receivingNamespaces = receiving.map(String);
   const timeout = durationMs(filter.message_timeout);
   const maxTimeout = durationMs(filter.max_message_timeout);
   if (timeout !== undefined) extProc.messageTimeoutMs = timeout;
@@ -83,4 +86,35 @@ export function shippedProviderRetries(name = "sidecar.yaml", cluster = "openai"
   const percent = isObject(budget?.budget_percent) ? Number(budget.budget_percent.value) : undefined;
   const retryBudget: RetryBudgetOptions | undefined = budget ? { ...(percent !== undefined && { budget_percent: percent }), ...(typeof budget.min_retry_concurrency === "number" && { min_retry_concurrency: budget.min_retry_concurrency }) } : undefined;
   return { retryPolicy, retryBudget };
+}
+
+/**
+ * The shipped config's edge route (`to_edge`: its x-gearbox-upstream header and dynamic-metadata
+ * guard) and its `edge` ORIGINAL_DST cluster (`metadata_key`), as harness options: suites that go
+ * to an edge agent through the harness route exactly as the config we ship does.
+ */
+export function shippedEdgeRoute(name = "sidecar.yaml"): { route: RouteOptions; cluster: ClusterOptions } {
+  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  let route: Record<string, unknown> | undefined;
+  let cluster: Record<string, unknown> | undefined;
+  for (const node of walk(doc)) {
+    if (node.name === "to_edge" && isObject(node.match)) route ??= node;
+    if (node.name === "edge" && node.type === "ORIGINAL_DST") cluster ??= node;
+  }
+  if (!route || !cluster) throw new Error(`envoy/${name} has no to_edge route or edge cluster`);
+  const match = route.match as Record<string, unknown>;
+  const header = Array.isArray(match.headers) && isObject(match.headers[0]) ? match.headers[0] : {};
+  const exact = isObject(header.string_match) ? header.string_match.exact : undefined;
+  const guard = Array.isArray(match.dynamic_metadata) && isObject(match.dynamic_metadata[0]) ? match.dynamic_metadata[0] : undefined;
+  const pathKey = Array.isArray(guard?.path) && isObject(guard.path[0]) ? guard.path[0].key : undefined;
+  const regex = isObject(guard?.value) && isObject(guard.value.string_match) && isObject(guard.value.string_match.safe_regex) ? guard.value.string_match.safe_regex.regex : undefined;
+  const harnessRoute: RouteOptions = { header: String(header.name), value: String(exact), cluster: "edge" };
+  if (guard !== undefined) harnessRoute.dynamicMetadata = { filter: String(guard.filter), key: String(pathKey), regex: String(regex) };
+  const lb = isObject(cluster.original_dst_lb_config) ? cluster.original_dst_lb_config : {};
+  const key = isObject(lb.metadata_key) ? lb.metadata_key : undefined;
+  const keyPath = Array.isArray(key?.path) && isObject(key.path[0]) ? String(key.path[0].key) : "";
+  const originalDst: Extract<ClusterOptions, { originalDst: unknown }>["originalDst"] = {};
+  if (key !== undefined) originalDst.metadataKey = { key: String(key.key), path: keyPath };
+  if (lb.use_http_header === true) originalDst.httpHeaderName = typeof lb.http_header_name === "string" ? lb.http_header_name : "";
+  return { route: harnessRoute, cluster: { originalDst } };
 }

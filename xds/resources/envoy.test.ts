@@ -110,7 +110,7 @@ test("a provider on a custom https port keeps TLS with SNI = its host; plain htt
   assert.match(JSON.stringify(local["typed_extension_protocol_options"]), /"explicit_http_config":\{"http_protocol_options":\{\}\}/);
 });
 
-test("the direct edge cluster is the sidecar's `edge` cluster (ORIGINAL_DST on x-gearbox-edge-endpoint)", () => {
+test("the direct edge cluster is the sidecar's `edge` cluster (ORIGINAL_DST on the edge-endpoint dynamic metadata)", () => {
   const [eds, direct] = edgeClusters().map(envoyPlain);
   assert.ok(eds && direct);
   assert.equal(direct["name"], EDGE_DIRECT_CLUSTER);

@@ -7,7 +7,7 @@
  *   else HTTP/1.1; plain HTTP/1.1 for http. Same settings as the static clusters of
  *   `envoy/sidecar.yaml`.
  * - `edgeClusters`: `gearbox-edge` (EDS over ADS: the live agents) and `edge` (ORIGINAL_DST on
- *   `x-gearbox-edge-endpoint`: the agent ext_proc picked; named as the sidecar's static cluster
+ *   the dynamic metadata `EDGE_ENDPOINT_METADATA`: the agent ext_proc picked; named as the sidecar's static cluster
  *   and the `x-gearbox-upstream: edge` route), HTTP/1.1.
  * - `edgeLoadAssignment` / `decodeEdgeEndpoints`: the live agents as a ClusterLoadAssignment,
  *   one locality per node (`sub_zone`), each endpoint carrying the agent's models and load in
@@ -22,8 +22,15 @@ import { unpackAs } from "./unpack.ts";
 
 export const EDGE_CLUSTER = "gearbox-edge";
 export const EDGE_DIRECT_CLUSTER = "edge";
-/** The request header the `edge` cluster takes its destination (`ip:port`) from. */
-export const EDGE_ENDPOINT_HEADER = "x-gearbox-edge-endpoint";
+/**
+ * Where the `edge` cluster takes its destination (`ip:port`, `[ipv6]:port`) from: the dynamic
+ * metadata ext_proc sets with the request (`ProcessingResponse.dynamic_metadata`, namespace
+ * `gearbox.edge`, key `endpoint`). Envoy keeps it only when the ext_proc filter lists the
+ * namespace in `metadata_options.receiving_namespaces.untyped` (Envoy >= 1.30); ORIGINAL_DST reads
+ * it through `original_dst_lb_config.metadata_key` (Envoy >= 1.27). Not a header: a caller could
+ * send one, and ORIGINAL_DST falls back to the connection's own destination when it is missing.
+ */
+export const EDGE_ENDPOINT_METADATA = { namespace: "gearbox.edge", key: "endpoint" } as const;
 /** The `filter_metadata` key of an edge endpoint's agent data. */
 export const EDGE_METADATA_KEY = "gearbox";
 
@@ -134,8 +141,9 @@ export function edgeClusters(): AnyMessage[] {
       type: "ORIGINAL_DST",
       lb_policy: "CLUSTER_PROVIDED",
       connect_timeout: EDGE_CONNECT_TIMEOUT,
-      // No original_dst listener filter goes with it: without the header there is no host (503).
-      original_dst_lb_config: { use_http_header: true, http_header_name: EDGE_ENDPOINT_HEADER },
+      // Routes reach it only when the metadata holds an ip:port (the sidecar's to_edge guard):
+      // without one, ORIGINAL_DST would dial the connection's original destination.
+      original_dst_lb_config: { metadata_key: { key: EDGE_ENDPOINT_METADATA.namespace, path: [{ key: EDGE_ENDPOINT_METADATA.key }] } },
       typed_extension_protocol_options: HTTP1_ONLY,
     }),
   ];
