@@ -1,68 +1,90 @@
-/** The `gearbox` command line. */
+/**
+ * The `gearbox` command line. Each verb loads its code only when run, so `--help` and
+ * `--version` start fast and need nothing but this folder. Failures end in one line on stderr
+ * naming the setting to change, and exit 1; wrong usage exits 2.
+ */
 import { processIo } from "./admin-client.ts";
-import { runKeys } from "./keys.ts";
-import { runLimits } from "./limits.ts";
-import { ConfigError, serve, type ServeMode } from "./serve.ts";
-import { runTenants } from "./tenants.ts";
+import { startProblem } from "./ports.ts";
+import type { ServeMode } from "./serve.ts";
+import { PLANNED, SERVER_USAGE, USAGE, version } from "./usage.ts";
 
-const USAGE = `usage: gearbox <command>
-
-commands:
-  serve       all-in-one: control plane (18000) + ext_proc gRPC (50051) + OpenAI-compatible front door (8080),
-              embedded defaults
-  extproc     the ext_proc service alone (gRPC + front door), for a Deployment behind Envoy/Istio; follows the
-              control plane at GEARBOX_XDS_ADDRESS (or xds.address) when set
-  xds         the control plane alone: ADS for Envoy and ext_proc replicas, the edge-agent registry (18000)
-  edge-agent  node-local inference (llama.cpp, Ollama, ONNX) with logprobs and confidence on 8088;
-              'gearbox edge-agent --help' for its options
-  tenants     list | get <id> | put <file> | delete <id>          (admin API)
-  keys        create --role call|admin [--tenant t] [--name n] | list [--tenant t] | revoke <id>   (admin API)
-  limits      show: who is being throttled now                     (admin API)
-  help        this text
-
-environment:
-  GEARBOX_CONFIG        config file (default ./gearbox.yaml; none → embedded defaults)
-  GEARBOX_EXTPROC_PORT  GEARBOX_HTTP_PORT  GEARBOX_XDS_PORT  GEARBOX_METRICS_PORT  port overrides
-  GEARBOX_XDS_ADDRESS   host:port of the control plane for 'gearbox extproc' to follow
-  OPENAI_API_KEY        key for the default 'openai' provider; OPENAI_BASE_URL its base URL
-  GEARBOX_ADMIN_KEY     the bootstrap admin key (serve: refused if it is a placeholder); the admin key the
-                        tenants/keys/limits commands send
-  GEARBOX_ADMIN_URL     where those commands find the admin API (default http://127.0.0.1:8081)
-`;
-
-const PLANNED = new Set(["report", "replay"]);
+const isHelp = (arg: string | undefined): boolean => arg === "--help" || arg === "-h";
 
 async function main(argv: string[]): Promise<number> {
-  const command = argv[0] ?? "help";
+  const [command = "help", ...args] = argv;
   switch (command) {
     case "serve":
     case "extproc":
     case "xds":
+      if (args.some(isHelp)) return help(command);
+      if (args.length > 0) return usageError(command, `unexpected argument '${args[0]}' (ports and the rest are set in the config file or the environment)`, SERVER_USAGE[command]);
       return runServer(command);
     case "edge-agent":
-      return runEdge(argv.slice(1));
+      return runEdge(args);
     case "tenants":
-      return runTenants(argv.slice(1), processIo);
+      return (await import("./tenants.ts")).runTenants(args, processIo);
     case "keys":
-      return runKeys(argv.slice(1), processIo);
+      return (await import("./keys.ts")).runKeys(args, processIo);
     case "limits":
-      return runLimits(argv.slice(1), processIo);
+      return (await import("./limits.ts")).runLimits(args, processIo);
     case "help":
     case "--help":
     case "-h":
-      process.stdout.write(USAGE);
+      return help(args[0]);
+    case "version":
+    case "--version":
+    case "-v":
+      process.stdout.write(`gearbox ${version()}\n`);
       return 0;
     default:
-      process.stderr.write(
-        PLANNED.has(command) ? `gearbox: '${command}' is not available in this version yet\n` : `gearbox: unknown command '${command}'\n\n${USAGE}`,
-      );
-      return 2;
+      if (PLANNED.has(command)) return planned(command);
+      return usageError(undefined, `unknown command '${command}'`, USAGE);
   }
+}
+
+/** `gearbox help [verb]`: the verb's usage on stdout, exit 0. */
+async function help(verb: string | undefined): Promise<number> {
+  switch (verb) {
+    case undefined:
+    case "help":
+      process.stdout.write(USAGE);
+      return 0;
+    case "serve":
+    case "extproc":
+    case "xds":
+      process.stdout.write(SERVER_USAGE[verb]);
+      return 0;
+    case "edge-agent":
+      process.stdout.write((await import("../edge-agent/main.ts")).EDGE_AGENT_USAGE);
+      return 0;
+    case "tenants":
+      process.stdout.write((await import("./tenants.ts")).TENANTS_USAGE);
+      return 0;
+    case "keys":
+      process.stdout.write((await import("./keys.ts")).KEYS_USAGE);
+      return 0;
+    case "limits":
+      process.stdout.write((await import("./limits.ts")).LIMITS_USAGE);
+      return 0;
+    default:
+      if (PLANNED.has(verb)) return planned(verb);
+      return usageError(undefined, `no help for unknown command '${verb}'`, USAGE);
+  }
+}
+
+function planned(verb: string): number {
+  process.stderr.write(`gearbox: '${verb}' is not available in this version yet\n`);
+  return 2;
+}
+
+function usageError(verb: string | undefined, message: string, usage: string): number {
+  process.stderr.write(`gearbox${verb ? ` ${verb}` : ""}: ${message}\n\n${usage}`);
+  return 2;
 }
 
 async function runEdge(args: string[]): Promise<number> {
   const { EDGE_AGENT_USAGE, runEdgeAgent } = await import("../edge-agent/main.ts");
-  if (args.includes("--help") || args.includes("-h")) {
+  if (args.some(isHelp)) {
     process.stdout.write(EDGE_AGENT_USAGE);
     return 0;
   }
@@ -70,7 +92,8 @@ async function runEdge(args: string[]): Promise<number> {
   try {
     agent = await runEdgeAgent(args);
   } catch (err) {
-    process.stderr.write(`gearbox edge-agent: ${err instanceof Error ? err.message : String(err)}\n\n${EDGE_AGENT_USAGE}`);
+    const listen = startProblem(err);
+    process.stderr.write(listen ? `gearbox edge-agent: ${listen} (--port / GEARBOX_EDGE_PORT)\n` : `gearbox edge-agent: ${err instanceof Error ? err.message : String(err)}\n\n${EDGE_AGENT_USAGE}`);
     return 1;
   }
   const stop = (signal: string) => {
@@ -89,15 +112,17 @@ async function runEdge(args: string[]): Promise<number> {
 }
 
 async function runServer(mode: ServeMode): Promise<number> {
+  const { ConfigError, serve } = await import("./serve.ts");
   let running;
   try {
     running = await serve(mode);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`gearbox: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    // Configuration and listen problems are the operator's to fix: their message, no stack.
+    const problems = err instanceof ConfigError ? err.problems : [startProblem(err)].filter((p) => p !== undefined);
+    if (problems.length === 0) throw err;
+    const lines = problems.length === 1 ? ` ${problems[0]}` : `\n  ${problems.join("\n  ")}`;
+    process.stderr.write(`gearbox ${mode}:${lines}\n`);
+    return 1;
   }
   const stop = (signal: string) => {
     console.log(`gearbox: ${signal} received, draining`);

@@ -43,6 +43,16 @@ export class SecretError extends Error {
   }
 }
 
+/** The startup report's auth line: whether keys are required, and why, in the config's own terms. */
+export function authLine(config: Pick<GatewayConfig, "auth" | "tenants">, required: boolean): string {
+  const tenants = `${config.tenants.length} tenant(s) in the config`;
+  if (required) return `  auth            call key or bound workload identity required; ${tenants}`;
+  const anonymous = `callers without a key are tenant '${config.auth.anonymous_tenant}'`;
+  // Not required either because the operator said so, or because nothing asks for it (no tenants, no admin key).
+  const why = config.auth.required === false ? "auth.required: false" : "no tenants configured";
+  return `  auth            keys optional (${why}): ${anonymous}; ${tenants}`;
+}
+
 export async function startGovernance(config: GatewayConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<RunningGovernance> {
   const secrets = checkSecrets(env);
   if (!secrets.ok) throw new SecretError(secrets.errors);
@@ -74,7 +84,7 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
     ...(limiter.stats && { limiterStats: limiter.stats }),
     sharedState,
     describe: [
-      `  auth            ${auth.required ? "call key or bound workload identity required" : `keys optional (no tenants configured): callers are tenant '${config.auth.anonymous_tenant}'`}; ${config.tenants.length} tenant(s) in the config`,
+      authLine(config, auth.required),
       `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests of one ${config.runaway.key} per ${config.runaway.window_ms} ms ${config.runaway.replay ? "answered with the last answer" : "refused"}` : "off"}`,
       ...(redisUrl ? [`  shared state    if Redis fails: last good keys and tenants for up to ${staleness.max_stale_ms / 1000} s, local limits, cache misses (reads wait ${staleness.read_timeout_ms} ms at most)`] : []),
       admin ? `  admin API       http://${config.listen.host}:${admin.port}  (tenants, keys, limits, audit)` : `  admin API       off (set ${ADMIN_KEY_ENV} to a strong secret to enable it)`,

@@ -19,7 +19,8 @@ export interface GatewayConfig extends Omit<RawConfig, "providers"> {
   source: string | null;
 }
 
-const PORT_ENV: Record<string, Exclude<keyof RawConfig["listen"], "host">> = {
+/** The env variable that overrides each `listen.*` port (also named in the CLI's messages). */
+export const PORT_ENV: Record<string, Exclude<keyof RawConfig["listen"], "host">> = {
   GEARBOX_EXTPROC_PORT: "extproc_port",
   GEARBOX_HTTP_PORT: "http_port",
   GEARBOX_ADMIN_PORT: "admin_port",
@@ -36,14 +37,17 @@ export interface LoadOptions {
 
 export function loadConfig(options: LoadOptions = {}): Result<GatewayConfig> {
   const env = options.env ?? process.env;
-  const explicit = options.path ?? env.GEARBOX_CONFIG;
+  const explicit = options.path ?? (env.GEARBOX_CONFIG || undefined);
   const path = explicit ?? (existsSync("gearbox.yaml") ? "gearbox.yaml" : undefined);
   let text = "";
   if (path !== undefined) {
     try {
       text = readFileSync(path, "utf8");
     } catch (err) {
-      return fail(`${path}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      // A file named explicitly that is absent is an error (never a silent fall-back to the defaults).
+      const code = (err as NodeJS.ErrnoException).code;
+      const named = options.path === undefined && explicit !== undefined ? " (GEARBOX_CONFIG)" : "";
+      return fail(`config file ${path}${named} ${code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a directory" : `cannot be read (${code ?? String(err)})`}`);
     }
   }
   const parsed = parseConfigText(text, path ?? "<defaults>");
@@ -57,7 +61,8 @@ export function parseConfigText(text: string, name: string): Result<RawConfig> {
   try {
     doc = parseYaml(text) ?? {};
   } catch (err) {
-    if (err instanceof YAMLParseError) return fail(`${name}: invalid YAML: ${err.message}`);
+    // The parser's first line names the line and column; the code frame after it is left out (one-line errors).
+    if (err instanceof YAMLParseError) return fail(`${name}: invalid YAML: ${(err.message.split("\n")[0] ?? "").replace(/:$/, "")}`);
     throw err;
   }
   const result = configSchema.safeParse(doc);

@@ -40,9 +40,9 @@ export const CALLER_STRIPPED_HEADERS = [UPSTREAM_HEADER, EDGE_ENDPOINT_HEADER] a
 /** Where ext_proc names the edge agent (see xds/resources/envoy.ts `EDGE_ENDPOINT_METADATA`). */
 export const EDGE_METADATA = EDGE_ENDPOINT_METADATA;
 /** Endpoint values the edge route must accept (Gearbox's agents, IPv4 and IPv6)… */
-const EDGE_ENDPOINTS_ACCEPTED = ["10.0.0.7:8088", "192.168.1.254:65535", "[fd00::7]:8088", "[2001:db8::1]:1"];
+export const EDGE_ENDPOINTS_ACCEPTED = ["10.0.0.7:8088", "192.168.1.254:65535", "[fd00::7]:8088", "[2001:db8::1]:1"];
 /** …and values it must refuse: ORIGINAL_DST cannot parse them and would fall back to the connection. */
-const EDGE_ENDPOINTS_REFUSED = ["", "api.openai.com:80", "10.0.0.7", "10.0.0.7:0", "10.0.0.7:65536", "300.0.0.1:80", "fd00::7:8088", "10.0.0.7:80 "];
+export const EDGE_ENDPOINTS_REFUSED = ["", "api.openai.com:80", "10.0.0.7", "10.0.0.7:0", "10.0.0.7:65536", "300.0.0.1:80", "fd00::7:8088", "10.0.0.7:80 "];
 
 const T = "type.googleapis.com/envoy.extensions.";
 const HCM = `${T}filters.network.http_connection_manager.v3.HttpConnectionManager`;

@@ -33,7 +33,7 @@ void describe("Helm chart istio/chart/gearbox", () => {
     }
     const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
     assert.deepEqual([...(values["providers"] as { name: string; host: string }[])].sort(byName), [...baseProviders(base)].map(([name, host]) => ({ name, host })).sort(byName));
-    assert.deepEqual(valueAt(values, "intercept.namespaces"), ofKind(base, "EnvoyFilter").map((f) => f.metadata.namespace));
+    assert.deepEqual(valueAt(values, "intercept.namespaces"), ofKind(base, "EnvoyFilter", "gearbox-ext-proc").map((f) => f.metadata.namespace));
     assert.equal(valueAt(values, "edgeAgent.enabled"), ofKind(base, "DaemonSet").length > 0);
   });
 

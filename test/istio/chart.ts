@@ -198,7 +198,8 @@ export function generateTemplates(docs: readonly Manifest[] = renderKustomize("i
       continue;
     }
     let text = templateOf(doc, hosts, undefined);
-    if (doc.kind === "EnvoyFilter") {
+    // The interception filter goes to each namespace chosen; the header strip stays mesh-wide.
+    if (doc.kind === "EnvoyFilter" && doc.metadata.name === "gearbox-ext-proc") {
       text = text.replace(/^(\s*namespace: ).*$/m, "$1{{ $ns }}");
       text = `{{- range $ns := .Values.intercept.namespaces }}\n---\n${text.trimEnd()}\n{{- end }}\n`;
     }

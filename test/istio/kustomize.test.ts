@@ -61,16 +61,16 @@ for (const dir of KUSTOMIZATIONS) {
 
     void it("every EnvoyFilter patch value parses strictly into its Envoy proto type", () => {
       const filters = ofKind(docs, "EnvoyFilter");
-      assert.equal(filters.length, 1);
+      assert.deepEqual(filters.map((f) => f.metadata.name).sort(), ["gearbox-ext-proc", "gearbox-strip-routing-headers"]);
       for (const filter of filters) {
         const patches = parseEnvoyFilterPatches(filter);
-        assert.ok(patches.length >= 5);
+        assert.ok(patches.length >= (filter.metadata.name === "gearbox-ext-proc" ? 5 : 1));
         assert.deepEqual(patches.flatMap((p) => p.errors), []);
       }
     });
 
     void it("ext_proc is configured as in envoy/sidecar.yaml and talks to the gearbox-extproc Service", () => {
-      const [filter] = ofKind(docs, "EnvoyFilter");
+      const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
       assert.ok(filter);
       const inserted = extProcPatch(parseEnvoyFilterPatches(filter));
       assert.equal(inserted["disabled"], true, "inserted disabled, enabled per provider virtual host");
@@ -97,8 +97,8 @@ for (const dir of KUSTOMIZATIONS) {
       assert.deepEqual(config, expected);
     });
 
-    void it("ext_proc is switched on for exactly the provider hosts, and the edge cluster follows x-gearbox-edge-endpoint", () => {
-      const [filter] = ofKind(docs, "EnvoyFilter");
+    void it("ext_proc is switched on for exactly the provider hosts, and the edge cluster follows the edge metadata", () => {
+      const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
       assert.ok(filter);
       const patches = parseEnvoyFilterPatches(filter);
       const gateway = dir.endsWith("egress-gateway");
@@ -116,12 +116,13 @@ for (const dir of KUSTOMIZATIONS) {
       assert.equal(seSpec["resolution"], "NONE", "Istio builds ORIGINAL_DST clusters for resolution NONE");
       assert.equal(obj(edge.match["cluster"])["service"], arr(seSpec["hosts"])[0]);
       assert.ok(arr(seSpec["ports"]).some((p) => obj(p)["number"] === obj(edge.match["cluster"])["portNumber"]));
-      assert.deepEqual(edge.plain["original_dst_lb_config"], { use_http_header: true, http_header_name: EDGE_HEADER });
+      // Dynamic metadata only ext_proc sets, never a header a caller can send.
+      assert.deepEqual(edge.plain["original_dst_lb_config"], { metadata_key: { key: "gearbox.edge", path: [{ key: "endpoint" }] } });
       assert.equal(edge.plain["type"], "ORIGINAL_DST");
     });
 
     void it("retries to every provider back off with jitter and honour a 429's retry-after", () => {
-      const [filter] = ofKind(docs, "EnvoyFilter");
+      const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
       assert.ok(filter);
       const routes = parseEnvoyFilterPatches(filter).filter((p) => p.applyTo === "HTTP_ROUTE");
       for (const name of providers(docs).keys()) {
@@ -278,7 +279,7 @@ void describe("overlays", () => {
 
   void it("egress-gateway moves the filter to the gateway and routes the mesh's provider calls there", () => {
     const docs = docsOf("istio/overlays/egress-gateway");
-    const [filter] = ofKind(docs, "EnvoyFilter");
+    const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
     assert.deepEqual(obj(obj(filter?.["spec"])["workloadSelector"])["labels"], { istio: "egressgateway" });
     const hosts = [...providers(docs).values()].sort();
     for (const name of providers(docs).keys()) assert.deepEqual(obj(ofKind(docs, "VirtualService", `gearbox-provider-${name}`)[0]?.["spec"])["gateways"], ["gearbox/gearbox-egress"]);

@@ -28,7 +28,7 @@ const docsOf = (dir: string): Manifest[] => rendered.get(dir) ?? assert.fail(`${
 
 /** The base with the chart's bound EnvoyFilter fields set from `values` (what helm renders there). */
 function chartEnvoyFilter(values: Record<string, unknown>): Manifest {
-  const filter = structuredClone(ofKind(docsOf("istio/base"), "EnvoyFilter")[0] ?? assert.fail("no EnvoyFilter"));
+  const filter = structuredClone(ofKind(docsOf("istio/base"), "EnvoyFilter", "gearbox-ext-proc")[0] ?? assert.fail("no EnvoyFilter"));
   for (const b of BINDINGS.filter((x) => x.kind === "EnvoyFilter")) {
     const parent = getAt(filter, b.path.slice(0, -1)) as Record<string | number, unknown>;
     parent[b.path.at(-1) as string] = b.fromValues(values);

@@ -162,7 +162,7 @@ function vsMatches(route: Route, path: string, headers: ReadonlyMap<string, stri
 export function firstMatch(docs: readonly Manifest[], host: string, path: string): { route: Route | undefined; mode: Record<string, unknown>; observing: boolean } {
   const vs = ofKind(docs, "VirtualService").find((v) => v.metadata.labels?.["gearbox.dev/provider"] && arr(spec(v)["hosts"]).includes(host));
   const route = arr(spec(vs ?? ({} as Manifest))["http"]).map(obj).find((r) => vsMatches(r, path, new Map()));
-  const [filter] = ofKind(docs, "EnvoyFilter");
+  const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
   const patches = filter ? parseEnvoyFilterPatches(filter) : [];
   const config = obj(patches.find((p) => p.applyTo === "HTTP_FILTER" && p.plain?.["name"] === EXT_PROC)?.plain?.["typed_config"]);
   const base = obj(config["processing_mode"]);
