@@ -6,7 +6,8 @@
  * Each rule cites the Envoy source or proto comment it copies (see the other files of this folder).
  * What it does not do: TLS (a client certificate can be simulated for the request attributes),
  * HTTP/2 downstream, trailers (Envoy's HTTP/1 codec drops them unless `enable_trailers`, so the
- * trailer modes never produce a message), FULL_DUPLEX_STREAMED, per-route filter config, metadata,
+ * trailer modes never produce a message), FULL_DUPLEX_STREAMED, per-route filter config, metadata
+ * other than ext_proc's dynamic_metadata (route matchers and ORIGINAL_DST `metadata_key` read it),
  * response attributes and most request attributes (see `attributes.ts`).
  */
 import http from "node:http";
