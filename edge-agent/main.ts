@@ -11,9 +11,7 @@ import { addressError } from "../xds/registry/hello.ts";
 import { advertiseAddressOf } from "./advertise.ts";
 import { connectControlPlane, type ControlPlaneClient } from "./control-plane-client.ts";
 import type { EngineKind, ModelSpec } from "./engines/engine.ts";
-import { createLlamaCppEngine } from "./engines/llamacpp.ts";
-import { createOllamaEngine } from "./engines/ollama.ts";
-import { createOnnxEngine } from "./engines/onnx.ts";
+import { lazyEngine } from "./engines/lazy.ts";
 import { ModelRegistry, type EngineFactories } from "./registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "./server.ts";
 import { createTracing } from "../extproc/telemetry/tracing.ts";
@@ -47,10 +45,11 @@ export const EDGE_AGENT_USAGE = `usage: gearbox edge-agent [--model <gguf|hf:uri
 environment: GEARBOX_EDGE_ADMIN_TOKEN protects /admin/models (load/unload at run time)
 `;
 
+/** Each engine's module (and its native package) is imported when it loads its first model. */
 export const DEFAULT_FACTORIES: EngineFactories = {
-  llamacpp: () => createLlamaCppEngine(),
-  ollama: () => createOllamaEngine(),
-  onnx: () => createOnnxEngine(),
+  llamacpp: () => lazyEngine("llamacpp", async () => (await import("./engines/llamacpp.ts")).createLlamaCppEngine()),
+  ollama: () => lazyEngine("ollama", async () => (await import("./engines/ollama.ts")).createOllamaEngine()),
+  onnx: () => lazyEngine("onnx", async () => (await import("./engines/onnx.ts")).createOnnxEngine()),
 };
 
 const positive = (name: string, value: string | undefined, fallback: number): number => {

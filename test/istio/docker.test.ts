@@ -76,6 +76,30 @@ void describe("Dockerfiles", () => {
       for (const must of [".git", "node_modules", ".env"]) assert.ok(ignored.includes(must), `.dockerignore: ${must}`);
     });
   }
+
+  /** The deps stage's `npm ci` command and the files it copied before running it. */
+  const install = (file: string): { ci: string; copied: string[] } => {
+    const deps = stages(file)[0]?.instructions ?? [];
+    const at = deps.findIndex((i) => i.op === "RUN" && /npm ci\b/.test(i.args));
+    const copied = deps.slice(0, at).filter((i) => i.op === "COPY").flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    return { ci: deps[at]?.args ?? "", copied };
+  };
+
+  void it("Dockerfile (ext_proc, control plane, serve) installs no inference engine: the root package alone, without the edge-agent workspace", () => {
+    const { ci, copied } = install("Dockerfile");
+    assert.match(ci, /npm ci --omit=dev --workspaces=false\b/);
+    assert.ok(!copied.includes("edge-agent/package.json"), "the deps stage must not see the edge-agent workspace");
+    assert.ok(copied.includes(".npmrc"));
+    const root = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    for (const engine of ["node-llama-cpp", "onnxruntime-node", "ollama"]) assert.equal(root.dependencies[engine], undefined, `${engine} is a root dependency`);
+  });
+
+  void it("Dockerfile.edge-agent installs the edge-agent workspace (its engines) with the gateway's packages", () => {
+    const { ci, copied } = install("Dockerfile.edge-agent");
+    assert.doesNotMatch(ci, /--workspaces=false|--ignore-scripts/);
+    assert.ok(copied.includes("edge-agent/package.json"), "npm ci needs the workspace's package.json");
+    assert.ok(copied.includes(".npmrc"), ".npmrc keeps onnxruntime-node's install script from downloading");
+  });
 });
 
 void describe("compose.yaml", () => {
