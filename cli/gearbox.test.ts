@@ -206,7 +206,7 @@ test("gearbox serve with tenants and auth.required: false says keys are optional
   assert.doesNotMatch(run.stdout, /no tenants configured/);
 });
 
-const VERBS = ["serve", "extproc", "xds", "edge-agent", "tenants", "keys", "limits"];
+const VERBS = ["serve", "extproc", "xds", "edge-agent", "tenants", "keys", "limits", "demo"];
 
 test("gearbox --help, -h, help and no command print the usage and exit 0", async () => {
   for (const args of [["--help"], ["-h"], ["help"], []]) {

@@ -27,6 +27,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./keys.ts")).runKeys(args, processIo);
     case "limits":
       return (await import("./limits.ts")).runLimits(args, processIo);
+    case "demo":
+      return (await import("../demo/main.ts")).runDemoCommand(args);
     case "help":
     case "--help":
     case "-h":
@@ -65,6 +67,9 @@ async function help(verb: string | undefined): Promise<number> {
       return 0;
     case "limits":
       process.stdout.write((await import("./limits.ts")).LIMITS_USAGE);
+      return 0;
+    case "demo":
+      process.stdout.write((await import("../demo/main.ts")).DEMO_USAGE);
       return 0;
     default:
       if (PLANNED.has(verb)) return planned(verb);
