@@ -22,6 +22,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY cli ./cli
+COPY common ./common
 COPY extproc ./extproc
 COPY xds ./xds
 COPY edge-agent ./edge-agent

@@ -14,7 +14,7 @@
 import { availableParallelism, loadavg } from "node:os";
 import { LiveEdgeAgents } from "../extproc/cascade/edge-agents.ts";
 import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import { startControlPlane } from "../xds/control-plane.ts";
 import { helloFor, openRaw, registryClient, type RawAgent } from "../test/xds/registry-support.ts";
 import { testConfig } from "../test/support/gateway.ts";

@@ -13,7 +13,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import { EdgeRegistry } from "../xds/registry/registry.ts";
 import { helloFor, openRaw, registryClient, startRegistryServer, type RawAgent } from "../test/xds/registry-support.ts";
 

@@ -15,7 +15,7 @@ import { createOnnxEngine } from "../edge-agent/engines/onnx.ts";
 import { writeTinyGguf } from "../edge-agent/model/tiny-gguf.ts";
 import { ModelRegistry } from "../edge-agent/registry.ts";
 import { startEdgeAgent } from "../edge-agent/server.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 128);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -25,7 +25,7 @@ import type { LimiterStore } from "../extproc/store/limiter.ts";
 import { MemoryLimiter } from "../extproc/store/memory-limiter.ts";
 import { connectRedis, redisReady } from "../extproc/store/redis.ts";
 import { RedisLimiter } from "../extproc/store/redis-limiter.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 
 const SCALE = Number(process.argv[2] ?? 1);
 const TENANTS = 100;

@@ -11,7 +11,7 @@ import { shippedEnvoySettings } from "../test/support/envoy-settings.ts";
 import { openAIProviderYaml, testConfig } from "../test/support/gateway.ts";
 import { startExtProcServer } from "../extproc/grpc/server.ts";
 import { startFrontDoor } from "../extproc/http/front-door.ts";
-import { createLogger } from "../extproc/telemetry/logger.ts";
+import { createLogger } from "../common/telemetry/logger.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 
 const [role, ...args] = process.argv.slice(2);

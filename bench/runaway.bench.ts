@@ -26,7 +26,7 @@ import { Governor } from "../extproc/governance/governor.ts";
 import { startFrontDoor } from "../extproc/http/front-door.ts";
 import { MemoryLimiter } from "../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../extproc/store/memory-tenant-store.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../test/emulators/openai-upstream.ts";
 import { openAIProviderYaml, testConfig } from "../test/support/gateway.ts";
 import { numberArg, runBench, startRole } from "./processes.ts";

@@ -16,7 +16,7 @@ import { pino } from "pino";
 import { startExtProcServer } from "../extproc/grpc/server.ts";
 import type { CacheOutcome } from "../extproc/processor/cache-stage.ts";
 import { requestRecord, type RequestRecord } from "../extproc/processor/request-record.ts";
-import { createLogger } from "../extproc/telemetry/logger.ts";
+import { createLogger } from "../common/telemetry/logger.ts";
 import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
 import { startMetricsServer } from "../extproc/telemetry/metrics-server.ts";
 import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";

@@ -3,7 +3,7 @@
  * `GEARBOX_ADMIN_KEY` (an admin key, sent as a bearer token). A refusal carries the server's own
  * message. Also the CLI verbs' shared plumbing: where output goes, exit codes, tables.
  */
-import { escapeUnprintable } from "../extproc/schemas/printable.ts";
+import { escapeUnprintable } from "../common/schemas/printable.ts";
 
 const DEFAULT_ADMIN_URL = "http://127.0.0.1:8081";
 

@@ -13,9 +13,9 @@ import { authenticate, createAuthDeps, type AuthDeps } from "../extproc/governan
 import { RedisAuditLog } from "../extproc/store/redis-audit-log.ts";
 import { RedisTenantStore } from "../extproc/store/redis-tenant-store.ts";
 import { generateKey } from "../extproc/governance/keys.ts";
-import { isPrintable } from "../extproc/schemas/printable.ts";
+import { isPrintable } from "../common/schemas/printable.ts";
 import { testRedis, type TestRedis } from "../extproc/store/test-redis.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import type { CliIo } from "./admin-client.ts";
 import { runKeys } from "./keys.ts";
 import { runLimits } from "./limits.ts";

@@ -7,7 +7,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import { adsService } from "../xds/protos.ts";
+import { adsService } from "../common/control-plane/protos.ts";
 import { startOpenAIUpstream } from "../test/emulators/openai-upstream.ts";
 
 const BIN = fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url));

@@ -20,7 +20,7 @@ import { connectRedis, redisReady } from "../extproc/store/redis.ts";
 import { RedisTenantStore } from "../extproc/store/redis-tenant-store.ts";
 import { SharedStateHealth } from "../extproc/store/store-health.ts";
 import type { TenantStore } from "../extproc/store/tenant-store.ts";
-import type { Logger } from "../extproc/telemetry/logger.ts";
+import type { Logger } from "../common/telemetry/logger.ts";
 
 export interface RunningGovernance {
   governance: Governance;

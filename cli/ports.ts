@@ -6,7 +6,7 @@
 import { createServer } from "node:net";
 import { PORT_ENV, type GatewayConfig } from "../extproc/config/load.ts";
 import { ADMIN_KEY_ENV } from "../extproc/governance/keys.ts";
-import { fail, ok, type Result } from "../extproc/result.ts";
+import { fail, ok, type Result } from "../common/result.ts";
 
 export type ListenKey = (typeof PORT_ENV)[string];
 

@@ -23,7 +23,7 @@ import { ExtProcStreamStats } from "../extproc/grpc/stream-stats.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
-import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
+import { createLogger, type Logger } from "../common/telemetry/logger.ts";
 import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
 import { startMetricsServer, type MetricsServer } from "../extproc/telemetry/metrics-server.ts";
 import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";
@@ -32,7 +32,7 @@ import type { AdsClient } from "../xds/client/ads-client.ts";
 import { SecretError, startGovernance } from "./governance.ts";
 import { checkPorts } from "./ports.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
-import { createTracing } from "../extproc/telemetry/tracing.ts";
+import { createTracing } from "../common/telemetry/tracing.ts";
 import { ProviderHealth } from "../extproc/resilience/provider-health.ts";
 
 export interface Running {

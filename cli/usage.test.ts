@@ -18,7 +18,7 @@ function sources(dir: string): string[] {
 /** Every environment variable the processes' code reads: `env.X`, `process.env.X`, quoted GEARBOX_* names, the port overrides, each preset's key variable. */
 function envVariablesRead(): Set<string> {
   const names = new Set<string>();
-  for (const file of ["extproc", "cli", "xds", "edge-agent"].flatMap(sources)) {
+  for (const file of ["common", "extproc", "cli", "xds", "edge-agent"].flatMap(sources)) {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)\b/g)) names.add(m[1] ?? "");
     // Names held in constants (`ADMIN_KEY_ENV = "GEARBOX_ADMIN_KEY"`), read as env[NAME].

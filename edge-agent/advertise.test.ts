@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { addressError } from "../xds/registry/hello.ts";
+import { addressError } from "../common/registry/hello.ts";
 import { advertiseAddressOf } from "./advertise.ts";
 
 test("a bare node IP gets the port, IPv6 in brackets, and the result is an address the registry accepts", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { GatewayError } from "../extproc/errors.ts";
+import { GatewayError } from "../common/errors.ts";
 import { Capacity } from "./capacity.ts";
 
 const never = new AbortController().signal;

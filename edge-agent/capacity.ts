@@ -3,7 +3,7 @@
  * once (429 + retry-after), so Gearbox's router can send the request to the cloud instead of
  * letting it wait without bound on a busy device.
  */
-import { GatewayError } from "../extproc/errors.ts";
+import { GatewayError } from "../common/errors.ts";
 
 export interface CapacityOptions {
   /** Requests generating at once. */

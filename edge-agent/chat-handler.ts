@@ -1,9 +1,9 @@
 /** Runs one chat request on a loaded model and writes the OpenAI-shaped answer (JSON or SSE). */
 import type { ServerResponse } from "node:http";
-import type { ChatRequest } from "../extproc/canonical/types.ts";
-import { GatewayError, toErrorResponse } from "../extproc/errors.ts";
-import { toOpenAIChatChunk, toOpenAIChatResponse, usageToOpenAI } from "../extproc/schemas/openai-chat-response.ts";
-import { sseData } from "../extproc/schemas/sse.ts";
+import type { ChatRequest } from "../common/canonical/types.ts";
+import { GatewayError, toErrorResponse } from "../common/errors.ts";
+import { toOpenAIChatChunk, toOpenAIChatResponse, usageToOpenAI } from "../common/schemas/openai-chat-response.ts";
+import { sseData } from "../common/schemas/sse.ts";
 import { logprobEntry, newCompletion, planGeneration, toTurns } from "./chat.ts";
 import { CONFIDENCE_HEADER, ConfidenceMeter, confidenceField } from "./confidence.ts";
 import { EngineError } from "./engines/engine.ts";

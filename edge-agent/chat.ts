@@ -4,8 +4,8 @@
  * logprobs (when asked) and a confidence summary (header and body) for Gearbox's upgrade check.
  */
 import { randomUUID } from "node:crypto";
-import type { ChatRequest, ChatResponse } from "../extproc/canonical/types.ts";
-import { GatewayError, invalidRequest } from "../extproc/errors.ts";
+import type { ChatRequest, ChatResponse } from "../common/canonical/types.ts";
+import { GatewayError, invalidRequest } from "../common/errors.ts";
 import type { ChatParams, ChatTurn, LoadedModel } from "./engines/engine.ts";
 
 /** Tokens generated when the request sets no limit (bounded by the context left). */

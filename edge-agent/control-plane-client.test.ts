@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import { EdgeRegistry } from "../xds/registry/registry.ts";
 import { eventually, startRegistryServer } from "../test/xds/registry-support.ts";
 import { connectControlPlane, type ControlPlaneOptions } from "./control-plane-client.ts";

@@ -13,10 +13,10 @@
  * disk; a restarted agent reloads its assignment. No failure here throws into the agent.
  */
 import * as grpc from "@grpc/grpc-js";
-import { fail, ok, type Result } from "../extproc/result.ts";
-import type { Logger } from "../extproc/telemetry/logger.ts";
-import { edgeRegistryService } from "../xds/protos.ts";
-import { millisecondsOf, type AssignmentMessage, type ConnectRequest, type ConnectResponse, type ModelSpecMessage } from "../xds/registry/wire.ts";
+import { fail, ok, type Result } from "../common/result.ts";
+import type { Logger } from "../common/telemetry/logger.ts";
+import { edgeRegistryService } from "../common/control-plane/protos.ts";
+import { millisecondsOf, type AssignmentMessage, type ConnectRequest, type ConnectResponse, type ModelSpecMessage } from "../common/registry/wire.ts";
 import type { ModelSpec } from "./engines/engine.ts";
 import type { ModelRegistry } from "./registry.ts";
 

@@ -8,7 +8,7 @@
  * node-llama-cpp, which a gateway-only install does not need.
  */
 import { hostname } from "node:os";
-import type { Logger } from "../extproc/telemetry/logger.ts";
+import type { Logger } from "../common/telemetry/logger.ts";
 import { connectControlPlane, type ControlPlaneClient } from "./control-plane-client.ts";
 import { createLlamaCppEngine } from "./engines/llamacpp.ts";
 import { createOllamaEngine } from "./engines/ollama.ts";

@@ -6,15 +6,15 @@
  */
 import { hostname, networkInterfaces } from "node:os";
 import { parseArgs } from "node:util";
-import { createLogger, type Logger } from "../extproc/telemetry/logger.ts";
-import { addressError } from "../xds/registry/hello.ts";
+import { createLogger, type Logger } from "../common/telemetry/logger.ts";
+import { addressError } from "../common/registry/hello.ts";
 import { advertiseAddressOf } from "./advertise.ts";
 import { connectControlPlane, type ControlPlaneClient } from "./control-plane-client.ts";
 import type { EngineKind, ModelSpec } from "./engines/engine.ts";
 import { lazyEngine } from "./engines/lazy.ts";
 import { ModelRegistry, type EngineFactories } from "./registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "./server.ts";
-import { createTracing } from "../extproc/telemetry/tracing.ts";
+import { createTracing } from "../common/telemetry/tracing.ts";
 
 export const EDGE_AGENT_USAGE = `usage: gearbox edge-agent [--model <gguf|hf:uri|name|onnx>]... [options]
 

@@ -3,7 +3,7 @@
  * load and unload while the agent runs; a model being unloaded takes no new requests and is
  * released once its running ones finish.
  */
-import { GatewayError } from "../extproc/errors.ts";
+import { GatewayError } from "../common/errors.ts";
 import { Capacity, type CapacityOptions } from "./capacity.ts";
 import type { Engine, EngineKind, LoadedModel, ModelInfo, ModelSpec } from "./engines/engine.ts";
 

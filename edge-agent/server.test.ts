@@ -1,5 +1,5 @@
 /**
- * The edge agent's refusals of bad bodies follow the gateway's rule (`extproc/schemas/json-body.ts`):
+ * The edge agent's refusals of bad bodies follow the gateway's rule (`common/schemas/json-body.ts`):
  * the same bytes get the same status and error code from both, in the OpenAI shape, and are counted.
  * No model is needed: a body is refused before any model is looked up.
  */
@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ModelRegistry } from "./registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "./server.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import { openAIProviderYaml, startTestGateway, testConfig, type TestGateway } from "../test/support/gateway.ts";
-import { MAX_JSON_DEPTH } from "../extproc/schemas/json-depth.ts";
+import { MAX_JSON_DEPTH } from "../common/schemas/json-depth.ts";
 
 const unused = () => {
   throw new Error("no engine in this test");

@@ -5,12 +5,12 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { GatewayError, invalidRequest, toErrorResponse } from "../extproc/errors.ts";
-import { parseOpenAIChatRequest } from "../extproc/schemas/openai-chat-request.ts";
-import { parseOpenAIEmbeddingsRequest, toOpenAIEmbeddingsResponse } from "../extproc/schemas/openai-embeddings.ts";
-import { isObject } from "../extproc/schemas/fields.ts";
-import { decodeJsonBody } from "../extproc/schemas/json-body.ts";
-import type { Logger } from "../extproc/telemetry/logger.ts";
+import { GatewayError, invalidRequest, toErrorResponse } from "../common/errors.ts";
+import { parseOpenAIChatRequest } from "../common/schemas/openai-chat-request.ts";
+import { parseOpenAIEmbeddingsRequest, toOpenAIEmbeddingsResponse } from "../common/schemas/openai-embeddings.ts";
+import { isObject } from "../common/schemas/fields.ts";
+import { decodeJsonBody } from "../common/schemas/json-body.ts";
+import type { Logger } from "../common/telemetry/logger.ts";
 import { float32Base64 } from "../extproc/translators/compose.ts";
 import { handleChat } from "./chat-handler.ts";
 import { EngineError, type EngineKind, type ModelSpec } from "./engines/engine.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { HealthClient } from "../test/support/health-client.ts";
 import { testConfig } from "../test/support/gateway.ts";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
 import { startControlPlane } from "./control-plane.ts";
 
 test("grpc.health.v1: SERVING for the server, ADS and the edge registry; an unknown service is NOT_FOUND", async () => {

@@ -5,7 +5,7 @@
  * thousands of agents stays a handful of series.
  */
 import { Registry } from "prom-client";
-import { gaugeFrom, totalFrom } from "../extproc/telemetry/scraped.ts";
+import { gaugeFrom, totalFrom } from "../common/telemetry/scraped.ts";
 import type { AgentView } from "./registry/registry.ts";
 import type { AdsStats } from "./server/stats.ts";
 

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
-import { silentLogger } from "../extproc/telemetry/logger.ts";
-import { createTracing } from "../extproc/telemetry/tracing.ts";
+import { silentLogger } from "../common/telemetry/logger.ts";
+import { createTracing } from "../common/telemetry/tracing.ts";
 import { testConfig } from "../test/support/gateway.ts";
 import { AdsProbe } from "../test/xds/ads-probe.ts";
 import { eventually, helloFor, openRaw, registryClient } from "../test/xds/registry-support.ts";
 import { startControlPlane } from "./control-plane.ts";
 import type { DiscoveryRequest, DiscoveryResponse } from "./server/messages.ts";
-import { TYPE_URLS } from "./protos.ts";
+import { TYPE_URLS } from "../common/control-plane/protos.ts";
 
 test("control plane spans: an agent's registration and report, the snapshot its join publishes, an ADS push", async () => {
   const exporter = new InMemorySpanExporter();

@@ -27,7 +27,7 @@ import { parseArgs } from "node:util";
 import { mulberry32 } from "../../edge-agent/engines/llamacpp-sampling.ts";
 import { HashedEmbedder } from "../../extproc/cache/semantic/hashed-embedder.ts";
 import { WorkerIndex } from "../../extproc/cache/semantic/index-client.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { loadDatasets } from "./paraphrase-data.ts";
 
 const { values } = parseArgs({

@@ -3,7 +3,7 @@
  *   node --import tsx bench/intent/speed.ts
  * Reports the whole pipeline on a mix of prompts, and the model alone (prompts no rule catches).
  */
-import type { Message } from "../../extproc/canonical/types.ts";
+import type { Message } from "../../common/canonical/types.ts";
 import { classifyIntent } from "../../extproc/routing/intent/classify.ts";
 import { predictIntent } from "../../extproc/routing/intent/model.ts";
 

@@ -9,7 +9,7 @@
  * random routing and an oracle; and, clearly labelled as trained on MMLU, a tiny logistic model
  * evaluated on held-out subjects only.
  */
-import type { Message } from "../../extproc/canonical/types.ts";
+import type { Message } from "../../common/canonical/types.ts";
 import { estimateComplexity, type ComplexityEstimate } from "../../extproc/routing/complexity.ts";
 import { decidePolicy, policyConfigFrom, POLICY_DEFAULTS, type PolicyConfig, type PolicyInput, type RouteYaml } from "../../extproc/routing/policy/index.ts";
 import { loadMmlu, MMLU_DIR, rng, type MmluItem } from "./data.ts";

@@ -12,7 +12,7 @@
  * same single-shot p99 of a fixed busy loop as long as a mean decision (what the machine adds).
  */
 import { availableParallelism, loadavg } from "node:os";
-import type { Message } from "../../extproc/canonical/types.ts";
+import type { Message } from "../../common/canonical/types.ts";
 import { estimateComplexity } from "../../extproc/routing/complexity.ts";
 import { analyseText } from "../../extproc/routing/text.ts";
 import { decidePolicy, policyConfigFrom, type PolicyInput } from "../../extproc/routing/policy/index.ts";

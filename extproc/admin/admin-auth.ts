@@ -4,7 +4,7 @@
  * without the hot path's cache, so revoking an admin key takes effect at once. A call key is
  * refused (403). A tenant-scoped admin key is held to its tenant's IP allowlist.
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { presentedKey } from "../governance/auth.ts";
 import { invalidApiKey, ipNotAllowed, missingApiKey } from "../governance/auth-errors.ts";
 import { addressAllowed } from "../governance/cidr.ts";

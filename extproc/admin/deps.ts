@@ -2,7 +2,7 @@
 import type { AuthDeps } from "../governance/auth.ts";
 import type { AuditLog } from "../store/audit-log.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 
 /** One caller being throttled right now (`GET /v1/limits`, `gearbox limits show`). */
 export interface ThrottledCaller {

@@ -5,9 +5,9 @@
  */
 import { z } from "zod";
 import { tenantSchema } from "../config/schema.ts";
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { generateKey } from "../governance/keys.ts";
-import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../schemas/printable.ts";
+import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../../common/schemas/printable.ts";
 import type { ApiKeyRecord } from "../governance/model.ts";
 import { notFound, parseBody, requireTenantAccess, type Context, type Reply, type Route } from "./route.ts";
 

@@ -3,7 +3,7 @@
  * newest first, paged with `limit` and `before`; global admins only: entries span tenants).
  * The audit log has no route that changes it.
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { AUDIT_PAGE_MAX } from "../store/audit-log.ts";
 import { requireGlobalAdmin, type Context, type Reply, type Route } from "./route.ts";
 

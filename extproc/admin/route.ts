@@ -3,7 +3,7 @@
  * `GatewayError`; the server turns either into a response and one audit entry.
  */
 import type { z } from "zod";
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { ApiKeyRecord } from "../governance/model.ts";
 import type { AdminDeps } from "./deps.ts";
 

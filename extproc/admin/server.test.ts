@@ -6,7 +6,7 @@ import { authenticate, createAuthDeps, type AuthDeps } from "../governance/auth.
 import { RedisAuditLog } from "../store/redis-audit-log.ts";
 import { RedisTenantStore } from "../store/redis-tenant-store.ts";
 import { testRedis, type TestRedis } from "../store/test-redis.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { ThrottledCaller } from "./deps.ts";
 import { startAdminServer, type AdminServer } from "./server.ts";
 

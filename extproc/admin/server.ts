@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import { listenHttp, type Listening } from "../http/listen.ts";
-import { GatewayError, toErrorResponse } from "../errors.ts";
+import { GatewayError, toErrorResponse } from "../../common/errors.ts";
 import { bootstrapKeyRecord } from "../governance/keys.ts";
 import type { ApiKeyRecord, AuditEntry } from "../governance/model.ts";
 import { identifyAdmin } from "./admin-auth.ts";

@@ -1,7 +1,7 @@
 /** The exact cache's key: what scopes an entry, and what does not. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import { cacheable, cacheKey, canonicalJson } from "./cache-key.ts";
 
 const BASE: ChatRequest = {

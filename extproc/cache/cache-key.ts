@@ -6,7 +6,7 @@
  * streamed and a plain request share an entry), `user` and `metadata` (labels, not inputs).
  */
 import { createHash } from "node:crypto";
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import type { CacheKey } from "./response-cache.ts";
 
 /** Request fields that do not change the answer. */

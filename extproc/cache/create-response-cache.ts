@@ -5,7 +5,7 @@
 import type { GatewayConfig } from "../config/load.ts";
 import { connectRedis } from "../store/redis.ts";
 import type { SharedStateHealth } from "../store/store-health.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { MemoryResponseCache } from "./memory-response-cache.ts";
 import { CACHE_MEANING, RedisResponseCache } from "./redis-response-cache.ts";
 import type { ResponseCache } from "./response-cache.ts";

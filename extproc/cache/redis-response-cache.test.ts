@@ -10,7 +10,7 @@ import { RedisChild } from "../../test/support/redis-child.ts";
 import { connectRedis, redisReady } from "../store/redis.ts";
 import { StoreHealth } from "../store/store-health.ts";
 import { testRedis, type TestRedis } from "../store/test-redis.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { RedisResponseCache } from "./redis-response-cache.ts";
 import { responseCacheCases } from "./response-cache.cases.ts";
 

@@ -8,7 +8,7 @@
  */
 import type { Redis } from "ioredis";
 import { StoreHealth } from "../store/store-health.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import type { CachedAnswer, CacheKey, ResponseCache } from "./response-cache.ts";
 
 /** What the exact cache's transitions mean, for their log lines. */

@@ -1,7 +1,7 @@
 /** Rebuilding a completion from an OpenAI stream: clean text streams only. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { sseData } from "../schemas/sse.ts";
+import { sseData } from "../../common/schemas/sse.ts";
 import { StreamAccumulator } from "./stream-accumulator.ts";
 
 const head = { id: "chatcmpl-9", object: "chat.completion.chunk", created: 1700000000, model: "gpt-4.1-nano" };

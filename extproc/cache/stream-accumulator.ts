@@ -4,8 +4,8 @@
  * every choice must have a `finish_reason`, and no chunk may carry an error, tool calls, a
  * function call, a refusal or logprobs (those streams are not cached).
  */
-import { isObject, type JsonObject } from "../schemas/fields.ts";
-import { SseParser } from "../schemas/sse.ts";
+import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
+import { SseParser } from "../../common/schemas/sse.ts";
 
 interface ChoiceSoFar {
   content: string;

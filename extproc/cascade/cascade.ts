@@ -6,21 +6,21 @@
  * same canonical request goes to the cloud and that answer replaces the edge's. A client that
  * forced the edge (`x-gearbox-route: edge`, data that must stay in) is never upgraded.
  */
-import type { ChatRequest, Usage } from "../canonical/types.ts";
+import type { ChatRequest, Usage } from "../../common/canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
-import { GatewayError, toErrorResponse } from "../errors.ts";
+import { GatewayError, toErrorResponse } from "../../common/errors.ts";
 import type { Headers, Mutation, Outcome } from "../processor/outcome.ts";
 import { callCostUsd, roundUsd } from "../providers/cost.ts";
 import { resolveProvider } from "../routing/decide.ts";
-import { isObject, type JsonObject } from "../schemas/fields.ts";
-import { toOpenAIChatRequest } from "../schemas/openai-chat-emit.ts";
+import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
+import { toOpenAIChatRequest } from "../../common/schemas/openai-chat-emit.ts";
 import { planChat } from "../translators/select.ts";
 import { callCloud } from "./cloud-call.ts";
 import type { ProviderHealth } from "../resilience/provider-health.ts";
 import type { EdgeAgentRef } from "./edge-agents.ts";
 import { sseFromCompletion } from "./sse-from-completion.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
-import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../telemetry/tracing-attributes.ts";
+import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 
 export interface CascadeEvent {
   edge_model: string;

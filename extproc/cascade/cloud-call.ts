@@ -5,7 +5,7 @@
  * idle, total), retries with its breaker and retry budget (`resilience/retrying.ts`), and the
  * caller's abort.
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { authHeaders, type Provider } from "../providers/provider.ts";
 import type { RetryConfig } from "../resilience/config-schema.ts";
 import { callProvider, type RawAnswer } from "../resilience/provider-call.ts";

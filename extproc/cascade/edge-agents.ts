@@ -12,7 +12,7 @@
  *   report no load, so a live agent with the model is preferred and a static one is picked only
  *   when no live one serves it (on the caller's node first, as for live agents).
  */
-import type { EdgeEndpoint } from "../../xds/resources/envoy.ts";
+import type { EdgeEndpoint } from "../../common/registry/endpoint.ts";
 import type { RawConfig } from "../config/schema.ts";
 
 export interface EdgeAgentRef {

@@ -10,7 +10,7 @@ import { DEFAULT_AUTH, PRESETS } from "../providers/catalog.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { ProviderTimeouts } from "../resilience/timeouts.ts";
 import { checkFallbacks } from "../resilience/fallback-chains.ts";
-import { fail, ok, type Result } from "../result.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
 import { configSchema, type ProviderConfig, type RawConfig } from "./schema.ts";
 
 export interface GatewayConfig extends Omit<RawConfig, "providers"> {

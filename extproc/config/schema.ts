@@ -6,7 +6,7 @@ import { z } from "zod";
 import { isCidr } from "../governance/cidr.ts";
 import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
 import { routePolicyShape } from "../routing/policy/schema.ts";
-import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../schemas/printable.ts";
+import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../../common/schemas/printable.ts";
 import { providerTimeoutsSchema, resilienceSchema } from "../resilience/config-schema.ts";
 
 const port = z.number().int().min(0).max(65535);
@@ -391,7 +391,7 @@ export const configSchema = z.strictObject({
   logging: z
     .strictObject({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
     .prefault({}),
-  /** Traces (OpenTelemetry, OTLP gRPC): see `extproc/telemetry/tracing.ts`. */
+  /** Traces (OpenTelemetry, OTLP gRPC): see `common/telemetry/tracing.ts`. */
   telemetry: z.strictObject({ tracing: tracingSchema.prefault({}) }).prefault({}),
   /** Provider failover: retries, retry budget, circuit breakers, fallback chains (`extproc/resilience/`). */
   resilience: resilienceSchema.prefault({}),

@@ -15,9 +15,9 @@ import type { GatewayConfig } from "../config/load.ts";
 import type { LiveEdgeAgents } from "../cascade/edge-agents.ts";
 import type { ProcessorDeps } from "../processor/processor.ts";
 import { loadPlugins } from "../routing/policy/index.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { startAdsClient, type AdsClient } from "../../xds/client/ads-client.ts";
-import { TYPE_URLS, type AnyMessage } from "../../xds/protos.ts";
+import { TYPE_URLS, type AnyMessage } from "../../common/control-plane/protos.ts";
 import { decodeEdgeEndpoints } from "../../xds/resources/envoy.ts";
 import { decodeRoutingPolicy } from "../../xds/resources/gearbox.ts";
 

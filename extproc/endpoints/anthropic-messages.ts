@@ -1,7 +1,7 @@
 /** `POST /v1/messages`, Anthropic's Messages API, for apps that speak Anthropic. */
-import { ok } from "../result.ts";
-import { parseAnthropicMessagesRequest } from "../schemas/anthropic-messages-request.ts";
-import type { JsonObject } from "../schemas/fields.ts";
+import { ok } from "../../common/result.ts";
+import { parseAnthropicMessagesRequest } from "../../common/schemas/anthropic-messages-request.ts";
+import type { JsonObject } from "../../common/schemas/fields.ts";
 import { planChat } from "../translators/select.ts";
 import type { EndpointSpec } from "./spec.ts";
 

@@ -1,7 +1,7 @@
 /** `POST /v1/chat/completions`, OpenAI's Chat Completions API. */
-import { ok } from "../result.ts";
-import type { JsonObject } from "../schemas/fields.ts";
-import { parseOpenAIChatRequest } from "../schemas/openai-chat-request.ts";
+import { ok } from "../../common/result.ts";
+import type { JsonObject } from "../../common/schemas/fields.ts";
+import { parseOpenAIChatRequest } from "../../common/schemas/openai-chat-request.ts";
 import { planChat } from "../translators/select.ts";
 import type { EndpointSpec } from "./spec.ts";
 

@@ -1,6 +1,6 @@
 /** `POST /v1/embeddings`, OpenAI's Embeddings API. */
-import { ok } from "../result.ts";
-import { parseOpenAIEmbeddingsRequest } from "../schemas/openai-embeddings.ts";
+import { ok } from "../../common/result.ts";
+import { parseOpenAIEmbeddingsRequest } from "../../common/schemas/openai-embeddings.ts";
 import { planEmbeddings } from "../translators/select.ts";
 import type { EndpointSpec } from "./spec.ts";
 

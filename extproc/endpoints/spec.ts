@@ -4,10 +4,10 @@
  * given provider (see `translators/select.ts`). A new API is a new spec plus translators, never a
  * new processor.
  */
-import type { ChatRequest, EmbeddingsRequest } from "../canonical/types.ts";
+import type { ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
 import type { Provider } from "../providers/provider.ts";
-import type { Result } from "../result.ts";
-import type { FieldError } from "../schemas/fields.ts";
+import type { Result } from "../../common/result.ts";
+import type { FieldError } from "../../common/schemas/fields.ts";
 import type { BackendContext } from "../translators/codec.ts";
 import type { CallPlan } from "../translators/compose.ts";
 

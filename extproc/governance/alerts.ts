@@ -4,7 +4,7 @@
  * per tenant, threshold and UTC day on this replica (each replica alerts once; log pipelines
  * deduplicate), and the count is kept for the metrics.
  */
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import type { Tenant } from "./model.ts";
 
 export class CostAlerts {

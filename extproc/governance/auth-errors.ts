@@ -2,7 +2,7 @@
  * The errors authentication answers with, shared by model calls and the admin API. OpenAI-shaped
  * (`invalid_api_key` is OpenAI's own code); none of them echoes the key or names a tenant's ranges.
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 
 export function missingApiKey(kind: "call" | "admin"): GatewayError {
   return new GatewayError(401, "invalid_request_error", `You didn't provide an API key. Send your Gearbox ${kind} key as 'Authorization: Bearer <key>'.`, {

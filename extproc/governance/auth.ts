@@ -10,8 +10,8 @@
  * fails, both answer from their last good values (for at most `maxStaleMs`); only what they never
  * read (a key not seen before, a tenant stored but never listed) fails closed, with 503.
  */
-import { GatewayError } from "../errors.ts";
-import { fail, ok, type Result } from "../result.ts";
+import { GatewayError } from "../../common/errors.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
 import type { RawConfig } from "../config/schema.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
 import { invalidApiKey, ipNotAllowed, missingApiKey } from "./auth-errors.ts";

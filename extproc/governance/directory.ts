@@ -11,7 +11,7 @@
 import { LastGood } from "../store/last-good.ts";
 import { StoreHealth } from "../store/store-health.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Tenant } from "./model.ts";
 
 export const TENANT_CACHE_TTL_MS = 5_000;

@@ -22,8 +22,8 @@
  * holds lapse within minutes while a 10-minute stream keeps its own. With `FailoverLimiter` as the store nothing
  * here rejects; another store's errors propagate from `admit` and are logged from `settle`.
  */
-import { GatewayError, unreachable } from "../errors.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import { GatewayError, unreachable } from "../../common/errors.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import type { Admission, Grant, LimiterStore } from "../store/limiter.ts";
 import type { Caller } from "./model.ts";
 import { LIMIT_NAMES, METERS, nanoUsd, planChecks, type CallEstimate, type LimitName, type PlannedCheck, type Target } from "./limits.ts";

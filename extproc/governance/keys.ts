@@ -5,7 +5,7 @@
  * nothing to brute-force. `checkSecrets` is the start-up guard against placeholder secrets.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { fail, ok, type Result } from "../result.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
 import type { ApiKeyRecord, KeyRole, Limits } from "./model.ts";
 
 /** Characters of a key kept visible (`gbx_call_Abc`, `gbx_admin_Ab`): the type and a few random characters. */

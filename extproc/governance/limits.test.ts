@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import { costUsd } from "../providers/cost.ts";
 import { DAY_MS, DEFAULT_MAX_OUTPUT_TOKENS, estimateChat, estimateEmbeddings, estimateTokens, MINUTE_MS, nanoUsd, planChecks, rateWindow } from "./limits.ts";
 import type { Caller } from "./model.ts";

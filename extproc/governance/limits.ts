@@ -17,7 +17,7 @@
  * - output tokens = `max_tokens` (× `n`), or 512 when the request sets none.
  * - cost = those tokens at the model's list price (`providers/cost.ts`); 0 when unpriced.
  */
-import type { ChatRequest, ContentPart, EmbeddingsRequest, Message } from "../canonical/types.ts";
+import type { ChatRequest, ContentPart, EmbeddingsRequest, Message } from "../../common/canonical/types.ts";
 import type { Caller, Limits } from "./model.ts";
 import type { ModelPrice } from "../providers/catalog.ts";
 import { costUsd } from "../providers/cost.ts";

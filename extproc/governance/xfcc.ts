@@ -12,7 +12,7 @@
  * over mTLS. Without mTLS Envoy forwards the header untouched, so the header is only worth
  * anything where every connection to the port is mTLS (a STRICT PeerAuthentication).
  */
-import { fail, ok, type Result } from "../result.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
 
 /** One proxy's element: its pairs in order, keys in lower case, values unquoted. */
 export type XfccElement = ReadonlyArray<readonly [key: string, value: string]>;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ProcessingRequest, ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { Value } from "../../proto/generated/google/protobuf/Value.ts";
-import { extProcPackage } from "../envoy/protos.ts";
+import { extProcPackage } from "../../common/envoy/protos.ts";
 import { clientIdentityOf, EXT_PROC_ATTRIBUTES_KEY, ipOfEnvoyAddress } from "./attributes.ts";
 
 const SPIFFE = "spiffe://cluster.local/ns/shop/sa/web";

@@ -4,7 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import { HealthClient } from "../../test/support/health-client.ts";
 import type { ProcessingRequest } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
-import { extProcPackage } from "../envoy/protos.ts";
+import { extProcPackage } from "../../common/envoy/protos.ts";
 import { GatewayMetrics } from "../telemetry/metrics.ts";
 import { startTestGateway, testConfig, type TestGateway } from "../../test/support/gateway.ts";
 

@@ -11,12 +11,12 @@ import * as grpc from "@grpc/grpc-js";
 import type { ProcessingRequest } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import { parseConfigText, resolveConfig, type GatewayConfig } from "../config/load.ts";
-import { extProcPackage } from "../envoy/protos.ts";
+import { extProcPackage } from "../../common/envoy/protos.ts";
 import { createAuthDeps } from "../governance/auth.ts";
 import { Governor } from "../governance/governor.ts";
 import { MemoryLimiter } from "../store/memory-limiter.ts";
 import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { EXT_PROC_ATTRIBUTES_KEY } from "./attributes.ts";
 import { startExtProcServer, type ExtProcServer } from "./server.ts";
 

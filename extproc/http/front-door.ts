@@ -10,7 +10,7 @@ import type { ProcessorDeps } from "../processor/processor.ts";
 import { RequestProcessor } from "../processor/processor.ts";
 import { canonicalIp } from "../client-ip.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
-import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../errors.ts";
+import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { readAll, sendUpstream } from "./upstream-client.ts";

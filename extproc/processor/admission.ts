@@ -2,7 +2,7 @@
  * What the processor hands the limits governor: the estimate a call is admitted on, and the real
  * usage it settles with. Pure functions over the call's routing state.
  */
-import type { Usage } from "../canonical/types.ts";
+import type { Usage } from "../../common/canonical/types.ts";
 import type { CascadeEvent } from "../cascade/cascade.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import type { ActualUsage } from "../governance/governor.ts";

@@ -7,7 +7,7 @@
  */
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
-import type { ErrorResponse } from "../errors.ts";
+import type { ErrorResponse } from "../../common/errors.ts";
 import { cacheUse, hitResponse, storeAnswer } from "../cache/exact-cache.ts";
 import type { CacheKey, ResponseCache } from "../cache/response-cache.ts";
 import { StreamAccumulator } from "../cache/stream-accumulator.ts";

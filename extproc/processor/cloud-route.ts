@@ -5,7 +5,7 @@
  * answer Gearbox can read.
  */
 import type { ParsedCall } from "../endpoints/spec.ts";
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { authHeaders, CLIENT_CREDENTIAL_HEADERS, type Provider } from "../providers/provider.ts";
 import { decideRoute, type RouteDecision } from "../routing/decide.ts";
 import type { CallPlan } from "../translators/compose.ts";

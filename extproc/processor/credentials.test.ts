@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseConfigText, resolveConfig } from "../config/load.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor } from "./processor.ts";
 

@@ -5,7 +5,7 @@
  */
 import type { EdgeDirectory } from "../cascade/edge-agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
-import type { Message } from "../canonical/types.ts";
+import type { Message } from "../../common/canonical/types.ts";
 import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
 import { decidePolicy, decideWithPlugins, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";

@@ -3,8 +3,8 @@
  * client's schema, a provider error turned OpenAI-shaped unless the translator already shaped
  * it for the client, and any key the provider quotes in an error redacted.
  */
-import type { Usage } from "../canonical/types.ts";
-import { toErrorResponse, type GatewayError } from "../errors.ts";
+import type { Usage } from "../../common/canonical/types.ts";
+import { toErrorResponse, type GatewayError } from "../../common/errors.ts";
 import { redactKey } from "../providers/provider.ts";
 import type { RouteDecision } from "../routing/decide.ts";
 import type { CallPlan } from "../translators/compose.ts";

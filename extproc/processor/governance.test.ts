@@ -11,7 +11,7 @@ import { Governor } from "../governance/governor.ts";
 import { generateKey } from "../governance/keys.ts";
 import { MemoryLimiter } from "../store/memory-limiter.ts";
 import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor, type ProcessorDeps } from "./processor.ts";
 

@@ -2,7 +2,7 @@
  * What the processor tells its transport to do after each phase, in plain terms. The ext_proc
  * server turns it into `ProcessingResponse` messages; the HTTP front door applies it itself.
  */
-import type { ErrorResponse } from "../errors.ts";
+import type { ErrorResponse } from "../../common/errors.ts";
 
 export type Headers = Record<string, string>;
 

@@ -2,7 +2,7 @@
  * The routing policy's input for a chat request: intent and complexity (pure, no I/O) and the
  * live signals — the conversation's last target, the cloud's recent latency, the budget spent.
  */
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { estimateComplexity } from "../routing/complexity.ts";
 import { classifyIntent } from "../routing/intent/classify.ts";

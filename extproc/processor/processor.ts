@@ -4,17 +4,17 @@
  * supplies the decision; this file only sequences them and says what to mutate.
  */
 import { randomUUID } from "node:crypto";
-import type { Usage } from "../canonical/types.ts";
+import type { Usage } from "../../common/canonical/types.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
 import type { CallPlan } from "../translators/compose.ts";
-import { GatewayError, invalidRequest, toErrorResponse } from "../errors.ts";
+import { GatewayError, invalidRequest, toErrorResponse } from "../../common/errors.ts";
 import { CLIENT_CREDENTIAL_HEADERS } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
 import type { EdgeDirectory } from "../cascade/edge-agents.ts";
 import type { RouteDecision } from "../routing/decide.ts";
-import type { JsonObject } from "../schemas/fields.ts";
+import type { JsonObject } from "../../common/schemas/fields.ts";
 import type { CloudSpend } from "../routing/signals.ts";
 import { edgeAgentsFor, policyFor, PROCESS_CLOUD_SPEND, signalsFor } from "./config-state.ts";
 import { routedEstimate, settlementUsage } from "./admission.ts";
@@ -24,7 +24,7 @@ import type { Governor, Ticket } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
 import type { PolicyDecision, PolicyPlugin } from "../routing/policy/index.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { endRequestTrace, operationOf, startRequestTrace, traceUpstream, type UpstreamCall } from "../telemetry/request-trace-spans.ts";

@@ -4,9 +4,9 @@
  * endpoint's schema accepts). Each refusal is the OpenAI-shaped error the client gets.
  */
 import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
-import { GatewayError, invalidRequest } from "../errors.ts";
-import { fail, ok, type Result } from "../result.ts";
-import { decodeJsonBody } from "../schemas/json-body.ts";
+import { GatewayError, invalidRequest } from "../../common/errors.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
+import { decodeJsonBody } from "../../common/schemas/json-body.ts";
 import type { Headers } from "./outcome.ts";
 
 /** The request head's problem, if any: method, content type, declared size, an empty body. */

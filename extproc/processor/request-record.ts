@@ -3,11 +3,11 @@
  * Built once, in `RequestProcessor.finish()`, from the processor's state; nothing in it is prompt
  * text or a key (the key is its public prefix). Field names are the log line's.
  */
-import type { Usage } from "../canonical/types.ts";
+import type { Usage } from "../../common/canonical/types.ts";
 import type { CascadeEvent, EdgeCascade } from "../cascade/cascade.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
-import type { GatewayError } from "../errors.ts";
+import type { GatewayError } from "../../common/errors.ts";
 import type { Caller } from "../governance/model.ts";
 import { costUsd, callCostUsd, roundUsd } from "../providers/cost.ts";
 import { priceOf } from "../providers/provider.ts";
@@ -17,7 +17,7 @@ import type { CacheLayer, CacheOutcome, CacheResult } from "./cache-stage.ts";
 import type { RunawayOutcome } from "./runaway-stage.ts";
 import { transitions, type AttemptLog, type UpstreamAttempt } from "../resilience/attempt-log.ts";
 import { EDGE_PROVIDER } from "../resilience/fallback-call.ts";
-import { isObject } from "../schemas/fields.ts";
+import { isObject } from "../../common/schemas/fields.ts";
 
 /** Which front of Gearbox the request came through. */
 export type Transport = "ext_proc" | "front_door";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
 import { parseConfigText, resolveConfig } from "../config/load.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { createPlugin } from "../routing/policy/index.ts";
 import { CloudSpend } from "../routing/signals.ts";
 import { RequestProcessor } from "./processor.ts";

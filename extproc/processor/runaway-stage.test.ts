@@ -10,7 +10,7 @@ import { createAuthDeps } from "../governance/auth.ts";
 import { Governor } from "../governance/governor.ts";
 import { MemoryLimiter } from "../store/memory-limiter.ts";
 import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor, type ProcessorDeps } from "./processor.ts";
 

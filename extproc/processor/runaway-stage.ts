@@ -9,13 +9,13 @@
  * body and content type, nothing upstream; the request log says `runaway: replayed`.
  */
 import type { ParsedCall } from "../endpoints/spec.ts";
-import type { ErrorResponse } from "../errors.ts";
+import type { ErrorResponse } from "../../common/errors.ts";
 import type { Governor, Ticket } from "../governance/governor.ts";
 import type { Caller } from "../governance/model.ts";
 import { callerFingerprint, runawayScope, type TransportIdentity } from "../governance/runaway.ts";
 import type { Recording, ReplayAnswer } from "../governance/runaway-replay.ts";
-import { isObject } from "../schemas/fields.ts";
-import { SseParser } from "../schemas/sse.ts";
+import { isObject } from "../../common/schemas/fields.ts";
+import { SseParser } from "../../common/schemas/sse.ts";
 import type { Outcome } from "./outcome.ts";
 
 /** What runaway protection did to a request, for the request log: answered it from the memo, or refused it. */

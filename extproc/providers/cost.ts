@@ -3,7 +3,7 @@
  * Cached input tokens are billed at `cached_input` when the price has one, else as input.
  * Unknown price → `undefined`: an unpriced model is reported as such, never as free.
  */
-import type { Usage } from "../canonical/types.ts";
+import type { Usage } from "../../common/canonical/types.ts";
 import type { ModelPrice } from "./catalog.ts";
 import { priceOf, type Provider } from "./provider.ts";
 

@@ -4,7 +4,7 @@
  */
 import type { Provider } from "../providers/provider.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
-import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../telemetry/tracing-attributes.ts";
+import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 
 export function traceRetry(trace: RequestTrace | undefined, cause: string, attempt: number, operation: string, call: { provider: Provider; upstreamModel: string }): void {
   const failed = trace?.upstream;

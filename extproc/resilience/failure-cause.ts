@@ -4,7 +4,7 @@
  * its breaker is open). Only these failures are retried, fall back and count against a breaker;
  * any other answer (2xx, 4xx but 429) is the provider working.
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { Headers } from "../processor/outcome.ts";
 
 export type FailureCause = string;

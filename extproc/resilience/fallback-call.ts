@@ -5,15 +5,15 @@
  * retries, the member's breaker and timeouts, and a span per attempt. Nothing has reached the
  * client yet, so a stream is fetched whole and translated completely.
  */
-import type { Usage } from "../canonical/types.ts";
+import type { Usage } from "../../common/canonical/types.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { Headers } from "../processor/outcome.ts";
 import { authHeaders, type Provider } from "../providers/provider.ts";
 import type { RouteDecision } from "../routing/decide.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
-import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../telemetry/tracing-attributes.ts";
+import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { RetryConfig } from "./config-schema.ts";
 import type { FallbackMember } from "./fallback-chains.ts";

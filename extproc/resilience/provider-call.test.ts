@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { Provider } from "../providers/provider.ts";
 import { callProvider } from "./provider-call.ts";
 

@@ -4,7 +4,7 @@
  * transitions are logged; their states are read by the `gearbox_provider_breaker_state` gauge.
  */
 import type { GatewayConfig } from "../config/load.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { BREAKER_STATE_VALUE, CircuitBreaker, type BreakerState } from "./breaker.ts";
 import type { ResilienceConfig } from "./config-schema.ts";
 import { RetryBudget } from "./retry-budget.ts";

@@ -4,7 +4,7 @@
  * and the whole call. Through Envoy the primary call's timeouts are Envoy's (cluster
  * `connect_timeout`, route `timeout`, `idle_timeout`).
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { Provider } from "../providers/provider.ts";
 
 export interface ProviderTimeouts {

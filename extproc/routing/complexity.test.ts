@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Message } from "../canonical/types.ts";
+import type { Message } from "../../common/canonical/types.ts";
 import { COMPLEXITY_WEIGHTS, complexityLevel, estimateComplexity, type ComplexityLevel } from "./complexity.ts";
 
 const PARAGRAPH =

@@ -27,7 +27,7 @@
  * saturate long before a pasted middle would add to them. A long message's tokens are counted on
  * the same head and tail and scaled to its length.
  */
-import type { Message } from "../canonical/types.ts";
+import type { Message } from "../../common/canonical/types.ts";
 import { MarkerCounter } from "./markers.ts";
 import { TEXT_HEAD, TEXT_TAIL, type TextView, analyseText, isCjk } from "./text.ts";
 import { count, listItems, occurrences } from "./text-scan.ts";

@@ -2,9 +2,9 @@
  * Route decision: which gear serves a call. A pure function over the call's model, the caller's
  * `x-gearbox-route` header and the provider catalog; it says why, for `x-gearbox-reason`.
  */
-import { GatewayError, invalidRequest } from "../errors.ts";
+import { GatewayError, invalidRequest } from "../../common/errors.ts";
 import type { Provider } from "../providers/provider.ts";
-import { fail, ok, type Result } from "../result.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
 
 export type RouteTarget = "cloud";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { silentLogger } from "../telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { createLimiterStore } from "./create-limiter.ts";
 import { FailoverLimiter } from "./failover-limiter.ts";
 import { MemoryLimiter } from "./memory-limiter.ts";

@@ -3,7 +3,7 @@
  * memory standing in while Redis fails, when a Redis URL is given (`REDIS_URL`); memory alone
  * otherwise (the embedded default).
  */
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { FailoverLimiter, LIMITS_MEANING, type LimiterStats } from "./failover-limiter.ts";
 import type { LimiterStore } from "./limiter.ts";
 import { MemoryLimiter } from "./memory-limiter.ts";

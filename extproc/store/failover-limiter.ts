@@ -18,7 +18,7 @@
  * - `stats` counts it (for /metrics), and so does the store's `StoreHealth` (`limits`), which
  *   writes one log line per transition.
  */
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { validateAdmission, type Admission, type Check, type Grant, type LimiterStore, type Throttled } from "./limiter.ts";
 import { StoreHealth } from "./store-health.ts";
 

@@ -7,7 +7,7 @@
  * Memory stays bounded: rate logs are trimmed to their window, settled holds are dropped, and
  * counters of identical requests are swept once their window has passed.
  */
-import { unreachable } from "../errors.ts";
+import { unreachable } from "../../common/errors.ts";
 import {
   byDenials,
   denialField,

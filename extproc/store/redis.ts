@@ -12,7 +12,7 @@
  *   one write (one syscall, one round trip), which is most of the throughput under load.
  */
 import { Redis, type RedisOptions } from "ioredis";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 
 export type { Redis };
 

@@ -13,7 +13,7 @@
  * `SharedStateHealth` (one per store name) and asks `mayTry` before each call; reads with a value
  * worth keeping go through `LastGood` (`last-good.ts`).
  */
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 
 export interface StoreHealthStats {
   /** The store's name (a metric label): `tenants`, `limits`, `cache`, `semantic`. */

@@ -7,7 +7,7 @@
  * tenant. No key, prompt, user or request id is ever a label.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { gaugeFrom, totalFrom } from "./scraped.ts";
+import { gaugeFrom, totalFrom } from "../../common/telemetry/scraped.ts";
 import { registerSharedStateMetrics, type SharedStateSource } from "./shared-state-metrics.ts";
 
 /** Live numbers owned by other components, read at scrape time. */

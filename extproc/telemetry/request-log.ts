@@ -4,7 +4,7 @@
  * out of the line.
  */
 import type { RequestRecord } from "../processor/request-record.ts";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 
 export function writeRequestLog(logger: Logger, record: RequestRecord): void {
   logger.info(record, "request");

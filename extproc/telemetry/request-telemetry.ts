@@ -6,7 +6,7 @@
 import type { GatewayConfig } from "../config/load.ts";
 import type { RequestRecord } from "../processor/request-record.ts";
 import { modelLabel, reasonKind } from "./labels.ts";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { writeRequestLog } from "./request-log.ts";
 import { transitions } from "../resilience/attempt-log.ts";

@@ -9,7 +9,7 @@ import type { ParsedCall } from "../endpoints/spec.ts";
 import type { Outcome } from "../processor/outcome.ts";
 import type { Provider } from "../providers/provider.ts";
 import { RequestTrace, type HeaderBag, type SpanError } from "./request-trace.ts";
-import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "./tracing-attributes.ts";
+import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 
 /** `gen_ai.operation.name` of an endpoint (`chat_completions`, `messages` → `chat`). */
 export function operationOf(endpoint: string | undefined): string {

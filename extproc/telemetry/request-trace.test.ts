@@ -4,7 +4,7 @@ import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { startOtlpReceiver, SPAN_KIND, STATUS_CODE, type OtlpReceiver } from "../../test/support/otlp-receiver.ts";
 import { extractParent, RequestTrace, TRACE_ID_HEADER } from "./request-trace.ts";
 import { trace } from "@opentelemetry/api";
-import { createTracing } from "./tracing.ts";
+import { createTracing } from "../../common/telemetry/tracing.ts";
 
 const PARENT_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const PARENT_SPAN = "b7ad6b7169203331";

@@ -10,7 +10,7 @@
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapSetter, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { HTTP } from "./tracing-attributes.ts";
+import { HTTP } from "../../common/telemetry/tracing-attributes.ts";
 
 /** Header names as Node and the processor hand them over (lower-case; Node may repeat one). */
 export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;

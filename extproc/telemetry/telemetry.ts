@@ -8,7 +8,7 @@
  */
 import type { GatewayConfig } from "../config/load.ts";
 import type { RequestRecord } from "../processor/request-record.ts";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { writeRequestLog } from "./request-log.ts";
 
 export interface Telemetry {

@@ -3,8 +3,8 @@
  * for the model name), so everything Anthropic-only (cache_control, thinking, server tools)
  * survives; the backend codec only reads usage on the way back.
  */
-import type { Usage } from "../canonical/types.ts";
-import type { JsonObject } from "../schemas/fields.ts";
+import type { Usage } from "../../common/canonical/types.ts";
+import type { JsonObject } from "../../common/schemas/fields.ts";
 import { anthropicBackend } from "./backends/anthropic.ts";
 import { ANTHROPIC_MESSAGES_PATH, ANTHROPIC_VERSION } from "./backends/anthropic-wire.ts";
 import type { BackendContext } from "./codec.ts";

@@ -1,5 +1,5 @@
 /** Anthropic-speaking client (`/v1/messages`) → Gemini backend. */
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import { geminiBackend } from "./backends/gemini.ts";
 import { anthropicClient } from "./clients/anthropic.ts";
 import type { BackendContext } from "./codec.ts";

@@ -1,5 +1,5 @@
 /** Anthropic-speaking client (`/v1/messages`) → Ollama backend. */
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import { ollamaBackend } from "./backends/ollama.ts";
 import { anthropicClient } from "./clients/anthropic.ts";
 import type { BackendContext } from "./codec.ts";

@@ -1,5 +1,5 @@
 /** Anthropic-speaking client (`/v1/messages`) → OpenAI-compatible backend (Azure included). */
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import { openaiChatBackend } from "./backends/openai.ts";
 import { anthropicClient } from "./clients/anthropic.ts";
 import type { BackendContext, ChatBackend } from "./codec.ts";

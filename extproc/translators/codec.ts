@@ -5,9 +5,9 @@
  * and a backend codec into a `Translator`; `<client>-<backend>.ts` files name the pairs.
  * Codecs are pure: bytes and plain headers in, objects out; no Envoy or gRPC types.
  */
-import type { ChatChunk, ChatRequest, ChatResponse, EmbeddingsRequest, EmbeddingsResponse } from "../canonical/types.ts";
-import type { GatewayError } from "../errors.ts";
-import type { Result } from "../result.ts";
+import type { ChatChunk, ChatRequest, ChatResponse, EmbeddingsRequest, EmbeddingsResponse } from "../../common/canonical/types.ts";
+import type { GatewayError } from "../../common/errors.ts";
+import type { Result } from "../../common/result.ts";
 import type { Headers, UpstreamRequest } from "./translator.ts";
 
 export interface BackendContext {

@@ -1,9 +1,9 @@
 /** The composer on its own, over stub codecs: base64 embeddings, error bodies, a stream that breaks. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatChunk, ChatRequest, EmbeddingsRequest } from "../canonical/types.ts";
-import { GatewayError } from "../errors.ts";
-import { fail, ok } from "../result.ts";
+import type { ChatChunk, ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
+import { GatewayError } from "../../common/errors.ts";
+import { fail, ok } from "../../common/result.ts";
 import type { BackendContext, ChatBackend, ChatClient, EmbeddingsBackend } from "./codec.ts";
 import { composeChat, composeEmbeddings, float32Base64 } from "./compose.ts";
 

@@ -3,9 +3,9 @@
  * the response/stream handling that decodes the backend into canonical and encodes it for the
  * client. A malformed or failing upstream stream ends in one clean in-band error event.
  */
-import type { ChatChunk, ChatRequest, EmbeddingsRequest, Usage } from "../canonical/types.ts";
-import { GatewayError, toErrorResponse } from "../errors.ts";
-import { toOpenAIEmbeddingsResponse } from "../schemas/openai-embeddings.ts";
+import type { ChatChunk, ChatRequest, EmbeddingsRequest, Usage } from "../../common/canonical/types.ts";
+import { GatewayError, toErrorResponse } from "../../common/errors.ts";
+import { toOpenAIEmbeddingsResponse } from "../../common/schemas/openai-embeddings.ts";
 import type { BackendContext, ChatBackend, ChatClient, EmbeddingsBackend } from "./codec.ts";
 import type { StreamTranslator, TranslatedChunk, TranslatedResponse, UpstreamRequest } from "./translator.ts";
 

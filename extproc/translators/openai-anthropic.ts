@@ -1,5 +1,5 @@
 /** OpenAI-speaking client → Anthropic Messages backend. */
-import type { ChatRequest } from "../canonical/types.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 import { anthropicBackend } from "./backends/anthropic.ts";
 import { openaiClient } from "./clients/openai.ts";
 import type { BackendContext } from "./codec.ts";

@@ -1,5 +1,5 @@
 /** OpenAI-speaking client → Gemini (`generateContent`, `streamGenerateContent?alt=sse`, embeddings). */
-import type { ChatRequest, EmbeddingsRequest } from "../canonical/types.ts";
+import type { ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
 import { geminiBackend, geminiEmbeddingsBackend } from "./backends/gemini.ts";
 import { openaiClient } from "./clients/openai.ts";
 import type { BackendContext } from "./codec.ts";

@@ -1,5 +1,5 @@
 /** OpenAI-speaking client → Ollama's native API (`/api/chat`, `/api/embed`). */
-import type { ChatRequest, EmbeddingsRequest } from "../canonical/types.ts";
+import type { ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
 import { ollamaBackend, ollamaEmbeddingsBackend } from "./backends/ollama.ts";
 import { openaiClient } from "./clients/openai.ts";
 import type { BackendContext } from "./codec.ts";

@@ -4,14 +4,14 @@
  * byte-for-byte alone unless something must change (the model name, usage forced on streams,
  * the provider's parameter differences), and usage is read on the way back.
  */
-import type { ChatRequest, EmbeddingsRequest, Usage } from "../canonical/types.ts";
+import type { ChatRequest, EmbeddingsRequest, Usage } from "../../common/canonical/types.ts";
 import type { ParamRules } from "../providers/catalog.ts";
-import { isObject, type JsonObject } from "../schemas/fields.ts";
-import { toOpenAIChatRequest } from "../schemas/openai-chat-emit.ts";
-import { parseOpenAIUsage } from "../schemas/openai-chat-response.ts";
-import { toOpenAIEmbeddingsRequest } from "../schemas/openai-embeddings.ts";
-import { SseParser, sseData, type SseEvent } from "../schemas/sse.ts";
-import { GatewayError, toErrorResponse } from "../errors.ts";
+import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
+import { toOpenAIChatRequest } from "../../common/schemas/openai-chat-emit.ts";
+import { parseOpenAIUsage } from "../../common/schemas/openai-chat-response.ts";
+import { toOpenAIEmbeddingsRequest } from "../../common/schemas/openai-embeddings.ts";
+import { SseParser, sseData, type SseEvent } from "../../common/schemas/sse.ts";
+import { GatewayError, toErrorResponse } from "../../common/errors.ts";
 import type { BackendContext } from "./codec.ts";
 import type { CallPlan } from "./compose.ts";
 import { upstreamError } from "./upstream-error.ts";

@@ -2,10 +2,10 @@
  * Which translator carries a call: the client's schema × the provider's kind. Every pair is a
  * named module (`<client>-<backend>.ts`); this table only picks one.
  */
-import type { ChatRequest, EmbeddingsRequest } from "../canonical/types.ts";
-import { GatewayError } from "../errors.ts";
+import type { ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { Provider } from "../providers/provider.ts";
-import type { JsonObject } from "../schemas/fields.ts";
+import type { JsonObject } from "../../common/schemas/fields.ts";
 import { planAnthropicToAnthropic } from "./anthropic-anthropic.ts";
 import { planAnthropicToGemini } from "./anthropic-gemini.ts";
 import { planAnthropicToOllama } from "./anthropic-ollama.ts";

@@ -4,8 +4,8 @@
  * types — and return objects. `compose.ts` builds them from codecs; `openai-openai.ts` and
  * `anthropic-anthropic.ts` are the byte-preserving same-schema paths.
  */
-import type { Usage } from "../canonical/types.ts";
-import type { GatewayError } from "../errors.ts";
+import type { Usage } from "../../common/canonical/types.ts";
+import type { GatewayError } from "../../common/errors.ts";
 
 export type Headers = Record<string, string>;
 

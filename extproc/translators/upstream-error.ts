@@ -1,6 +1,6 @@
 /** Upstream error bodies → OpenAI-shaped errors, status kept (shared by all translators). */
-import { GatewayError, type ErrorType } from "../errors.ts";
-import { isObject } from "../schemas/fields.ts";
+import { GatewayError, type ErrorType } from "../../common/errors.ts";
+import { isObject } from "../../common/schemas/fields.ts";
 
 const TYPE_BY_STATUS: Record<number, ErrorType> = {
   400: "invalid_request_error",

@@ -13,7 +13,7 @@ import { pino } from "pino";
 import type { EdgeDirectory } from "../../extproc/cascade/edge-agents.ts";
 import { openAIProviderYaml, startGatewayPair, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { PROVIDER_KEY } from "./openai-conformance.ts";
-import { MAX_JSON_DEPTH } from "../../extproc/schemas/json-depth.ts";
+import { MAX_JSON_DEPTH } from "../../common/schemas/json-depth.ts";
 
 /** `{"p":{"p":…{}}}`, `levels` objects deep. */
 const nested = (levels: number) => `${'{"p":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;

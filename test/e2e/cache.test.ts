@@ -18,7 +18,7 @@ import type { FrontDoor } from "../../extproc/http/front-door.ts";
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import type { EnvoyHarness } from "../harness/envoy.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";

@@ -27,7 +27,7 @@ import { ProviderHealth } from "../../extproc/resilience/provider-health.ts";
 import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startExtProcServer } from "../../extproc/grpc/server.ts";
-import { createTracing } from "../../extproc/telemetry/tracing.ts";
+import { createTracing } from "../../common/telemetry/tracing.ts";
 import { SPAN_KIND, STATUS_CODE, startOtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
 
 const OPENAI_KEY = "sk-openai-failover-key-1234";

@@ -18,7 +18,7 @@ import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { createLimiterStore, type LimiterSetup } from "../../extproc/store/create-limiter.ts";
 import { RedisTenantStore } from "../../extproc/store/redis-tenant-store.ts";
 import { testRedis, type TestRedis } from "../../extproc/store/test-redis.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import type { EnvoyHarness } from "../harness/envoy.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";

@@ -18,7 +18,7 @@ import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/serve
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { startMetricsServer, type MetricsServer } from "../../extproc/telemetry/metrics-server.ts";
 import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";

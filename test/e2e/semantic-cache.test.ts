@@ -24,7 +24,7 @@ import { edgeAgentsFor } from "../../extproc/processor/config-state.ts";
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
 

@@ -21,7 +21,7 @@ import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";

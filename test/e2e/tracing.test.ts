@@ -13,7 +13,7 @@ import OpenAI from "openai";
 import { pino } from "pino";
 import { startExtProcServer } from "../../extproc/grpc/server.ts";
 import { startFrontDoor } from "../../extproc/http/front-door.ts";
-import { createTracing, type Tracing } from "../../extproc/telemetry/tracing.ts";
+import { createTracing, type Tracing } from "../../common/telemetry/tracing.ts";
 import { loadJsonFixture } from "../emulators/fixtures.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { confidenceOn, startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";

@@ -7,7 +7,7 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { ApiError, GoogleGenAI, type GenerateContentResponse } from "@google/genai";
 import { geminiBackend, geminiEmbeddingsBackend } from "../../extproc/translators/backends/gemini.ts";
-import { parseOpenAIChatRequest } from "../../extproc/schemas/openai-chat-request.ts";
+import { parseOpenAIChatRequest } from "../../common/schemas/openai-chat-request.ts";
 import { loadJsonFixture } from "./fixtures.ts";
 import { geminiStreamEvents, startGeminiUpstream, type GeminiUpstream, type GeminiUpstreamOptions } from "./gemini-upstream.ts";
 

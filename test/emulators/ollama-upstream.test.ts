@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { ChatChunk, ChatRequest } from "../../extproc/canonical/types.ts";
-import { GatewayError } from "../../extproc/errors.ts";
+import type { ChatChunk, ChatRequest } from "../../common/canonical/types.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { ollamaBackend, ollamaEmbeddingsBackend } from "../../extproc/translators/backends/ollama.ts";
 import type { BackendContext } from "../../extproc/translators/codec.ts";
 import type { UpstreamRequest } from "../../extproc/translators/translator.ts";

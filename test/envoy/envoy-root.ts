@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import protobuf from "protobufjs";
-import { ENVOY_PROTO_DIRS } from "../../extproc/envoy/protos.ts";
+import { ENVOY_PROTO_DIRS } from "../../common/envoy/protos.ts";
 
 const require = createRequire(import.meta.url);
 

@@ -22,7 +22,7 @@ import { connectRedis, redisReady, type Redis } from "../../extproc/store/redis.
 import { RedisLimiter } from "../../extproc/store/redis-limiter.ts";
 import { testRedis, type TestRedis } from "../../extproc/store/test-redis.ts";
 import { RedisChild } from "../support/redis-child.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 
 const RUNAWAY = { enable: true, window_ms: 10_000, max_identical: 3 };
 const URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -13,7 +13,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as grpc from "@grpc/grpc-js";
-import { extProcPackage } from "../../extproc/envoy/protos.ts";
+import { extProcPackage } from "../../common/envoy/protos.ts";
 import { serveStream, type StreamEnv } from "./active-stream.ts";
 import { resolveEnvoyConfig, type EnvoyOptions } from "./config.ts";
 import { MutationChecker } from "./mutations.ts";

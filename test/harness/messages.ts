@@ -1,7 +1,7 @@
 /**
  * Builders and readers for ext_proc messages, shared by the Envoy stand-in and the test servers.
  */
-import { extProcPackage } from "../../extproc/envoy/protos.ts";
+import { extProcPackage } from "../../common/envoy/protos.ts";
 import type { CommonResponse } from "../../proto/generated/envoy/service/ext_proc/v3/CommonResponse.ts";
 import type { HeaderValueOption } from "../../proto/generated/envoy/config/core/v3/HeaderValueOption.ts";
 import type { ProcessingRequest, ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";

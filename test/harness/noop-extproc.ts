@@ -4,7 +4,7 @@
  * closes its side when Envoy half-closes. The baseline for benchmarks and pass-through tests.
  */
 import * as grpc from "@grpc/grpc-js";
-import { extProcPackage } from "../../extproc/envoy/protos.ts";
+import { extProcPackage } from "../../common/envoy/protos.ts";
 import type { ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import type { RequestKind } from "./stats.ts";

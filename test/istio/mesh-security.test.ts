@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { advertiseAddressOf } from "../../edge-agent/advertise.ts";
 import { parseConfigText } from "../../extproc/config/load.ts";
-import { addressError } from "../../xds/registry/hello.ts";
+import { addressError } from "../../common/registry/hello.ts";
 import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, type Manifest } from "./manifests.ts";
 
 const podTemplate = (workload: Manifest) => obj(obj(workload["spec"])["template"]);

@@ -14,7 +14,7 @@ import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
 import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
 import { ModelRegistry } from "../../edge-agent/registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 
 export interface TinyEdgeAgent {
   server: EdgeAgentServer;

@@ -1,10 +1,10 @@
 /** Small builders shared by the control plane's tests: snapshots, edge agents, a log capture. */
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { createSnapshot, type Snapshot } from "../../xds/cache/snapshot.ts";
-import type { AnyMessage } from "../../xds/protos.ts";
-import type { EdgeEndpoint } from "../../xds/resources/envoy.ts";
+import type { AnyMessage } from "../../common/control-plane/protos.ts";
+import type { EdgeEndpoint } from "../../common/registry/endpoint.ts";
 
 /** A snapshot that must pass the consistency check. */
 export function snapshotOf(resources: readonly AnyMessage[], version?: string): Snapshot {

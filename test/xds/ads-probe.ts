@@ -4,10 +4,10 @@
  * responses are read one at a time, in order.
  */
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import { SnapshotCache } from "../../xds/cache/cache.ts";
 import { addAdsService, type AdsStats } from "../../xds/server/ads.ts";
-import { adsService } from "../../xds/protos.ts";
+import { adsService } from "../../common/control-plane/protos.ts";
 
 export interface AdsTestServer {
   address: string;

@@ -8,7 +8,7 @@
 import type protobuf from "protobufjs";
 import { envoyRoot } from "../envoy/envoy-root.ts";
 import { protoFromJson, toPlainObject, type ProtoJsonResult } from "../envoy/proto-json.ts";
-import type { AnyMessage } from "../../xds/protos.ts";
+import type { AnyMessage } from "../../common/control-plane/protos.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import * as grpc from "@grpc/grpc-js";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { edgeLoadAssignment, grpcCluster, grpcListener, grpcRouteConfig } from "../../xds/resources/envoy.ts";
 import { startAdsServer, type AdsTestServer } from "./ads-probe.ts";
 import { agent, snapshotOf } from "./ads-fixtures.ts";

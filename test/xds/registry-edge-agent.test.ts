@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { networkInterfaces } from "node:os";
 import { after, before, test } from "node:test";
 import { runEdgeAgent } from "../../edge-agent/main.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { EdgeRegistry } from "../../xds/registry/registry.ts";
 import { eventually, startRegistryServer, type RegistryServer } from "./registry-support.ts";
 

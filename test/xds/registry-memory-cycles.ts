@@ -12,7 +12,7 @@
  * `node --expose-gc --import tsx test/xds/registry-memory-cycles.ts <cycles> <warmup> [--retain-streams]`
  * (`--retain-streams` keeps every client stream reachable: a deliberate leak the test must catch).
  */
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { EdgeRegistry } from "../../xds/registry/registry.ts";
 import { eventually, helloFor, openRaw, registryClient, startRegistryServer, type RawAgent, type RegistryClient } from "./registry-support.ts";
 

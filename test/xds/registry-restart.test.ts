@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { connectControlPlane, type ControlPlaneClient } from "../../edge-agent/control-plane-client.ts";
 import { tinyFixture, type TinyFixture } from "../../edge-agent/engines/llamacpp-test-support.ts";
 import type { ModelRegistry } from "../../edge-agent/registry.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { assignmentVersion, type ModelSpec } from "../../xds/registry/assignment.ts";
 import { EdgeRegistry } from "../../xds/registry/registry.ts";
 import { countingRegistry, eventually, startRegistryServer, type RegistryServer } from "./registry-support.ts";

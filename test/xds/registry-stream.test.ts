@@ -10,7 +10,7 @@ import * as grpc from "@grpc/grpc-js";
 import { connectControlPlane, type ControlPlaneClient } from "../../edge-agent/control-plane-client.ts";
 import { tinyFixture, type TinyFixture } from "../../edge-agent/engines/llamacpp-test-support.ts";
 import type { ModelRegistry } from "../../edge-agent/registry.ts";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { assignmentVersion, type ModelSpec } from "../../xds/registry/assignment.ts";
 import { EdgeRegistry, type RegistryChange } from "../../xds/registry/registry.ts";
 import { countingRegistry, eventually, helloFor, openRaw, registryClient, startRegistryServer, type RawAgent, type RegistryClient, type RegistryServer } from "./registry-support.ts";

@@ -9,11 +9,11 @@ import type { TinyFixture } from "../../edge-agent/engines/llamacpp-test-support
 import { createOllamaEngine } from "../../edge-agent/engines/ollama.ts";
 import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
 import { ModelRegistry } from "../../edge-agent/registry.ts";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
-import { edgeRegistryService } from "../../xds/protos.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
+import { edgeRegistryService } from "../../common/control-plane/protos.ts";
 import type { EdgeRegistry } from "../../xds/registry/registry.ts";
 import { addEdgeRegistryService } from "../../xds/registry/service.ts";
-import type { ConnectRequest, ConnectResponse } from "../../xds/registry/wire.ts";
+import type { ConnectRequest, ConnectResponse } from "../../common/registry/wire.ts";
 
 export interface RegistryServer {
   port: number;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { agent } from "../../test/xds/ads-fixtures.ts";
-import { packAny, TYPE_URLS } from "../protos.ts";
+import { packAny, TYPE_URLS } from "../../common/control-plane/protos.ts";
 import { edgeClusters, edgeLoadAssignment, grpcCluster, grpcListener, grpcRouteConfig } from "../resources/envoy.ts";
 import { routingPolicyResource } from "../resources/gearbox.ts";
 import { createSnapshot, withVersion } from "./snapshot.ts";

@@ -14,8 +14,8 @@
  * (ext_proc replicas subscribe to the edge endpoints alone).
  */
 import { createHash } from "node:crypto";
-import { fail, ok, type Result } from "../../extproc/result.ts";
-import { TYPE_URL_PREFIX, TYPE_URLS, unpackAny, type AnyMessage } from "../protos.ts";
+import { fail, ok, type Result } from "../../common/result.ts";
+import { TYPE_URL_PREFIX, TYPE_URLS, unpackAny, type AnyMessage } from "../../common/control-plane/protos.ts";
 import { nextVersion } from "./version.ts";
 
 const HCM_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`;

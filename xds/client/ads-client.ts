@@ -9,8 +9,8 @@
  * what it last applied: a control-plane restart is invisible to traffic.
  */
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
-import { adsService, type AnyMessage } from "../protos.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
+import { adsService, type AnyMessage } from "../../common/control-plane/protos.ts";
 
 export interface Subscription {
   typeUrl: string;

@@ -5,7 +5,7 @@
  * control plane reports the version it already holds and is sent nothing.
  */
 import { createHash } from "node:crypto";
-import type { ModelSpecMessage } from "./wire.ts";
+import type { ModelSpecMessage } from "../../common/registry/wire.ts";
 
 /** One model an agent should serve (`gearbox.v1.ModelSpec`; 0 / "" / absent = the engine's default). */
 export interface ModelSpec {

@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
-import { silentLogger } from "../../extproc/telemetry/logger.ts";
+import { silentLogger } from "../../common/telemetry/logger.ts";
 import { assignmentVersion, type ModelSpec } from "./assignment.ts";
-import type { AgentHello } from "./hello.ts";
+import type { AgentHello } from "../../common/registry/hello.ts";
 import { EdgeRegistry, type EdgeRegistryOptions, type EndReason, type RegistryChange, type SessionLink } from "./registry.ts";
-import type { ConnectResponse } from "./wire.ts";
+import type { ConnectResponse } from "../../common/registry/wire.ts";
 
 interface RecordingLink extends SessionLink {
   sent: ConnectResponse[];

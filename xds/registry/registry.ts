@@ -18,10 +18,10 @@
  * - Acks match the nonce of the last assignment sent on the session; other nonces are stale.
  */
 import { randomUUID } from "node:crypto";
-import { createLogger, type Logger } from "../../extproc/telemetry/logger.ts";
+import { createLogger, type Logger } from "../../common/telemetry/logger.ts";
 import { assignmentVersion, canonicalModels, type ModelSpec } from "./assignment.ts";
-import type { AgentCapacity, AgentHello, AgentModel } from "./hello.ts";
-import { durationOf, type AckMessage, type ConnectResponse } from "./wire.ts";
+import type { AgentCapacity, AgentHello, AgentModel } from "../../common/registry/hello.ts";
+import { durationOf, type AckMessage, type ConnectResponse } from "../../common/registry/wire.ts";
 
 export type { ModelSpec };
 

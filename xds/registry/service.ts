@@ -11,11 +11,11 @@
  * UNAVAILABLE (shutting down). Agents reconnect with backoff on all of them.
  */
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
-import { edgeRegistryService } from "../protos.ts";
-import { parseHeartbeatModels, parseHello } from "./hello.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
+import { edgeRegistryService } from "../../common/control-plane/protos.ts";
+import { parseHeartbeatModels, parseHello } from "../../common/registry/hello.ts";
 import type { AgentSession, EdgeRegistry, EndReason, SessionLink } from "./registry.ts";
-import type { ConnectRequest, ConnectResponse } from "./wire.ts";
+import type { ConnectRequest, ConnectResponse } from "../../common/registry/wire.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { recordSpan } from "../tracing.ts";
 

@@ -6,7 +6,7 @@ import { parseBootstrap, readEnvoyYaml } from "../../test/envoy/load-config.ts";
 import { toPlainObject } from "../../test/envoy/proto-json.ts";
 import { checkWithEnvoyProtos, envoyPlain } from "../../test/xds/envoy-json.ts";
 import { agent } from "../../test/xds/ads-fixtures.ts";
-import { packAny, TYPE_URLS, type AnyMessage } from "../protos.ts";
+import { packAny, TYPE_URLS, type AnyMessage } from "../../common/control-plane/protos.ts";
 import {
   decodeEdgeEndpoints,
   EDGE_CLUSTER,
@@ -16,7 +16,6 @@ import {
   grpcCluster,
   grpcListener,
   grpcRouteConfig,
-  parseEndpointAddress,
   providerCluster,
 } from "./envoy.ts";
 
@@ -148,12 +147,6 @@ test("edge endpoints refuse what they cannot carry, and decoding refuses foreign
     endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: "10.0.0.9", port_value: 80 } } } }] }],
   });
   assert.throws(() => decodeEdgeEndpoints(foreign), /endpoint 10\.0\.0\.9:80: no filter_metadata\.gearbox/);
-});
-
-test("endpoint addresses are IP literals with a port, v6 in brackets", () => {
-  assert.deepEqual(parseEndpointAddress("10.1.2.3:8088"), { ip: "10.1.2.3", port: 8088 });
-  assert.deepEqual(parseEndpointAddress("[::1]:80"), { ip: "::1", port: 80 });
-  for (const bad of ["host:80", "10.1.2.3", "10.1.2.3:0", "10.1.2.3:70000", "::1:80", "[10.1.2.3]:80"]) assert.equal(parseEndpointAddress(bad), undefined, bad);
 });
 
 test("the gRPC listener is an API listener fetching its routes over ADS, ending in the router", () => {

@@ -17,7 +17,8 @@
  */
 import { isIP } from "node:net";
 import type { Provider } from "../../extproc/providers/provider.ts";
-import { jsonToStruct, packAny, structToJson, TYPE_URL_PREFIX, TYPE_URLS, type AnyMessage } from "../protos.ts";
+import { jsonToStruct, packAny, structToJson, TYPE_URL_PREFIX, TYPE_URLS, type AnyMessage } from "../../common/control-plane/protos.ts";
+import { parseEndpointAddress, type EdgeEndpoint } from "../../common/registry/endpoint.ts";
 import { unpackAs } from "./unpack.ts";
 
 export const EDGE_CLUSTER = "gearbox-edge";
@@ -51,31 +52,6 @@ const EDGE_CONNECT_TIMEOUT = { seconds: 1 };
 const PROVIDER_RETRY_BUDGET = { thresholds: [{ priority: "DEFAULT", retry_budget: { budget_percent: { value: 20 }, min_retry_concurrency: { value: 3 } } }] };
 /** Fetch over the ADS stream the resource came on. */
 const ADS_CONFIG_SOURCE = { ads: {}, resource_api_version: "V3" };
-
-/** One live edge agent, as the control plane publishes it and ext_proc reads it. */
-export interface EdgeEndpoint {
-  agentId: string;
-  /** Kubernetes node (or device) the agent runs on. */
-  node: string;
-  /** `ip:port` (`[v6]:port`) of the agent's API. */
-  address: string;
-  models: readonly string[];
-  inFlight: number;
-  queued: number;
-  maxConcurrent: number;
-  maxQueue: number;
-  healthy: boolean;
-}
-
-/** Splits `ip:port` / `[v6]:port`; undefined when it is not an IP literal with a port. */
-export function parseEndpointAddress(address: string): { ip: string; port: number } | undefined {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);
-  const ip = match?.[1] ?? match?.[2];
-  const port = Number(match?.[3]);
-  if (ip === undefined || isIP(ip) === 0 || !(port > 0 && port < 65536)) return undefined;
-  if ((match?.[1] !== undefined) !== (isIP(ip) === 6)) return undefined;
-  return { ip, port };
-}
 
 function formatAddress(ip: string, port: number): string {
   return isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { packAny, TYPE_URLS, unpackAny } from "../protos.ts";
+import { packAny, TYPE_URLS, unpackAny } from "../../common/control-plane/protos.ts";
 import { decodeEdgeAssignment, decodeRoutingPolicy, edgeAssignmentResource, routingPolicyResource, type EdgeAssignment } from "./gearbox.ts";
 
 test("a routing policy carries the route section as JSON, in and out", () => {

@@ -9,9 +9,9 @@
  * ADS client turns that into a NACK.
  */
 import type { ModelSpec } from "../assignments.ts";
-import { jsonToStruct, packAny, structToJson, TYPE_URLS, type AnyMessage } from "../protos.ts";
+import { jsonToStruct, packAny, structToJson, TYPE_URLS, type AnyMessage } from "../../common/control-plane/protos.ts";
 import { canonicalModels } from "../registry/assignment.ts";
-import type { ModelSpecMessage } from "../registry/wire.ts";
+import type { ModelSpecMessage } from "../../common/registry/wire.ts";
 import { unpackAs } from "./unpack.ts";
 
 export interface RoutingPolicy {

@@ -6,9 +6,9 @@
  * every open stream of the affected groups gets what changed right away.
  */
 import type * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
 import type { SnapshotCache } from "../cache/cache.ts";
-import { adsService } from "../protos.ts";
+import { adsService } from "../../common/control-plane/protos.ts";
 import { DeltaStream } from "./delta-stream.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse } from "./messages.ts";
 import { SotwStream } from "./sotw-stream.ts";

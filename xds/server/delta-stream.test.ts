@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { AdsProbe, startAdsServer, type AdsTestServer } from "../../test/xds/ads-probe.ts";
 import { agent, capturingLogger, snapshotOf, WARN, type LogLine } from "../../test/xds/ads-fixtures.ts";
 import type { Snapshot } from "../cache/snapshot.ts";
-import { TYPE_URLS } from "../protos.ts";
+import { TYPE_URLS } from "../../common/control-plane/protos.ts";
 import { edgeLoadAssignment, grpcCluster } from "../resources/envoy.ts";
 import { routingPolicyResource } from "../resources/gearbox.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from "./messages.ts";

@@ -4,7 +4,7 @@
  * Every field is optional, as a decoding peer sees unset fields and empty lists: absent (the
  * server always fills its responses).
  */
-import type { AnyMessage } from "../protos.ts";
+import type { AnyMessage } from "../../common/control-plane/protos.ts";
 import type { NodeIdentity } from "../cache/cache.ts";
 
 /** `google.rpc.Status`, as a NACK carries it. */

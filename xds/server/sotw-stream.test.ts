@@ -6,7 +6,7 @@ import { AdsProbe, startAdsServer, type AdsTestServer } from "../../test/xds/ads
 import { agent, capturingLogger, snapshotOf, WARN, type LogLine } from "../../test/xds/ads-fixtures.ts";
 import { SnapshotCache } from "../cache/cache.ts";
 import { compareVersions } from "../cache/version.ts";
-import { TYPE_URLS, unpackAny } from "../protos.ts";
+import { TYPE_URLS, unpackAny } from "../../common/control-plane/protos.ts";
 import { edgeLoadAssignment, grpcCluster } from "../resources/envoy.ts";
 import type { DiscoveryRequest, DiscoveryResponse } from "./messages.ts";
 

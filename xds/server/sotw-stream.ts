@@ -21,7 +21,7 @@
  * - a client resuming with exactly the current version on a wildcard subscription already has
  *   everything and gets nothing until the next change.
  */
-import type { AnyMessage } from "../protos.ts";
+import type { AnyMessage } from "../../common/control-plane/protos.ts";
 import type { Snapshot } from "../cache/snapshot.ts";
 import { compareVersions } from "../cache/version.ts";
 import type { DiscoveryRequest, DiscoveryResponse } from "./messages.ts";

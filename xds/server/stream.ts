@@ -4,8 +4,8 @@
  * everything exactly once when the stream ends, however it ends (half-close, cancel, error).
  */
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../../extproc/telemetry/logger.ts";
-import { TYPE_URLS } from "../protos.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
+import { TYPE_URLS } from "../../common/control-plane/protos.ts";
 import type { NodeIdentity, SnapshotCache } from "../cache/cache.ts";
 import type { Snapshot } from "../cache/snapshot.ts";
 import type { AdsStats } from "./stats.ts";

@@ -6,10 +6,10 @@
  */
 import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
 import type { GatewayConfig } from "../../config/load.ts";
-import { fail, ok, type Result } from "../../result.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
 import type { Redis } from "../../store/redis.ts";
 import type { SharedStateHealth } from "../../store/store-health.ts";
-import type { Logger } from "../../telemetry/logger.ts";
+import type { Logger } from "../../../common/telemetry/logger.ts";
 import { createSemanticStore } from "./create-semantic-store.ts";
 import { createEmbedder, createVerifier } from "./embedder-factory.ts";
 import { SemanticCache } from "./semantic-cache.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { semanticCacheSchema } from "../../config/schema.ts";
 import { testRedis } from "../../store/test-redis.ts";
-import { silentLogger } from "../../telemetry/logger.ts";
+import { silentLogger } from "../../../common/telemetry/logger.ts";
 import { createSemanticStore } from "./create-semantic-store.ts";
 import { MemorySemanticStore } from "./memory-semantic-store.ts";
 import { RedisSemanticStore } from "./redis-semantic-store.ts";

@@ -5,7 +5,7 @@
  */
 import type { SemanticCacheConfig } from "../../config/schema.ts";
 import { connectRedis, type Redis } from "../../store/redis.ts";
-import type { Logger } from "../../telemetry/logger.ts";
+import type { Logger } from "../../../common/telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
 import { MemorySemanticStore } from "./memory-semantic-store.ts";
 import { RedisSemanticStore, SEMANTIC_MEANING } from "./redis-semantic-store.ts";

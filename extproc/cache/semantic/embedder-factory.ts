@@ -5,7 +5,7 @@
  */
 import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
 import type { GatewayConfig } from "../../config/load.ts";
-import { fail, ok, type Result } from "../../result.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
 import { EdgeEmbedder } from "./edge-embedder.ts";
 import type { Embedder } from "./embedder.ts";
 import { HashedEmbedder } from "./hashed-embedder.ts";

@@ -3,7 +3,7 @@
  * float vectors asked for, checked (one per input, in order, all of the expected length, finite)
  * and L2-normalised. Every failure rejects with an `EmbeddingError` naming what went wrong.
  */
-import { GatewayError } from "../../errors.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { readAll, sendUpstream } from "../../http/upstream-client.ts";
 
 export type EmbeddingErrorCode = "embedder_no_agent" | "embedder_timeout" | "embedder_unreachable" | "embedder_status" | "embedder_bad_response";

@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { silentLogger } from "../../telemetry/logger.ts";
+import { silentLogger } from "../../../common/telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
 
 const vec = (...values: number[]) => Float32Array.from({ length: 4 }, (_, i) => values[i] ?? 0);
@@ -78,7 +78,7 @@ test("index: a worker crash answers [] and restarts empty; reset listeners re-ad
 
 test("index: the worker loads when the process registered tsx by API (bin/gearbox.mjs), without --import", async () => {
   const client = new URL("./index-client.ts", import.meta.url).href;
-  const logger = new URL("../../telemetry/logger.ts", import.meta.url).href;
+  const logger = new URL("../../../common/telemetry/logger.ts", import.meta.url).href;
   const script = `
     import { register } from "tsx/esm/api";
     register();

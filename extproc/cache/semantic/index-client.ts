@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { Logger } from "../../telemetry/logger.ts";
+import type { Logger } from "../../../common/telemetry/logger.ts";
 import type { FromWorker, IndexOp, ToWorker, WorkerData } from "./index-protocol.ts";
 import type { IndexHit, VectorIndex, VectorIndexOptions, VectorIndexStats } from "./vector-index.ts";
 

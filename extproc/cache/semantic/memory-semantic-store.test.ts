@@ -1,7 +1,7 @@
 /** The shared semantic-store suite on memory (fake clock), plus index consistency under churn. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { silentLogger } from "../../telemetry/logger.ts";
+import { silentLogger } from "../../../common/telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
 import { MemorySemanticStore } from "./memory-semantic-store.ts";
 import { DIMENSIONS, axis, entry, semanticStoreCases, toward, type HarnessLimits, type SemanticStoreHarness } from "./semantic-store.cases.ts";

@@ -5,7 +5,7 @@
  * eviction, expiry and delete removes the id from it, a search hit whose entry is gone is removed
  * from it, and after an index reset (worker crash) every entry is added again.
  */
-import type { Logger } from "../../telemetry/logger.ts";
+import type { Logger } from "../../../common/telemetry/logger.ts";
 import type { SemanticEntry, SemanticMatch, SemanticStore, SemanticStoreStats } from "./semantic-store.ts";
 import { ExpiryQueue } from "./store-expiry-queue.ts";
 import { cosine, entryBytes } from "./store-vector.ts";

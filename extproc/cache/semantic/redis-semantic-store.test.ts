@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connectRedis, redisReady, type Redis } from "../../store/redis.ts";
 import { StoreHealth } from "../../store/store-health.ts";
 import { testRedis, type TestRedis } from "../../store/test-redis.ts";
-import { silentLogger } from "../../telemetry/logger.ts";
+import { silentLogger } from "../../../common/telemetry/logger.ts";
 import { WorkerIndex } from "./index-client.ts";
 import { RedisSemanticStore } from "./redis-semantic-store.ts";
 import { DIMENSIONS, axis, entry, eventually, semanticStoreCases, toward, type SemanticStoreHarness } from "./semantic-store.cases.ts";

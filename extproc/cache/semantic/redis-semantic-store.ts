@@ -16,7 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { redisReady } from "../../store/redis.ts";
 import { StoreHealth } from "../../store/store-health.ts";
-import type { Logger } from "../../telemetry/logger.ts";
+import type { Logger } from "../../../common/telemetry/logger.ts";
 import { candidatesFor } from "./memory-semantic-store.ts";
 import type { SemanticEntry, SemanticMatch, SemanticStore, SemanticStoreStats } from "./semantic-store.ts";
 import { ExpiryQueue } from "./store-expiry-queue.ts";

@@ -10,7 +10,7 @@ import type { GatewayConfig } from "../../config/load.ts";
 import type { SemanticCacheConfig } from "../../config/schema.ts";
 import { openaiChatEndpoint } from "../../endpoints/openai-chat.ts";
 import type { ParsedCall } from "../../endpoints/spec.ts";
-import { silentLogger } from "../../telemetry/logger.ts";
+import { silentLogger } from "../../../common/telemetry/logger.ts";
 import { testConfig } from "../../../test/support/gateway.ts";
 import type { Embedder } from "./embedder.ts";
 import { HASHED_DIMENSIONS, HASHED_EMBEDDER_NAME, HashedEmbedder } from "./hashed-embedder.ts";

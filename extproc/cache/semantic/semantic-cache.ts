@@ -18,12 +18,12 @@
  * (a pattern, a hint, or the model at ≥ `SURE_INTENT`) and differ never share an answer.
  */
 import { createHash, randomUUID } from "node:crypto";
-import type { ChatRequest } from "../../canonical/types.ts";
+import type { ChatRequest } from "../../../common/canonical/types.ts";
 import type { GatewayConfig } from "../../config/load.ts";
 import type { SemanticCacheConfig } from "../../config/schema.ts";
 import type { ParsedCall } from "../../endpoints/spec.ts";
-import { isObject } from "../../schemas/fields.ts";
-import type { Logger } from "../../telemetry/logger.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
+import type { Logger } from "../../../common/telemetry/logger.ts";
 import { cacheable, canonicalJson } from "../cache-key.ts";
 import type { Embedder } from "./embedder.ts";
 import { entitiesAgree, extractEntities } from "./entity-guard.ts";

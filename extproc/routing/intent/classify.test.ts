@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Message } from "../../canonical/types.ts";
+import type { Message } from "../../../common/canonical/types.ts";
 import { INTENTS, MODEL_THRESHOLD, classifyIntent, isIntent } from "./classify.ts";
 import { predictIntent } from "./model.ts";
 

@@ -6,7 +6,7 @@
  * confidence. It costs one short edge generation, bounded by `timeout_ms`; a timeout, an error,
  * an answer without a label or a confidence under `min_confidence` leave the intent as it was.
  */
-import type { Message } from "../../canonical/types.ts";
+import type { Message } from "../../../common/canonical/types.ts";
 import { readAll, sendUpstream } from "../../http/upstream-client.ts";
 import { INTENTS, type Intent } from "./intents.ts";
 

@@ -6,7 +6,7 @@
  */
 import { BUCKET_BITS, MAX_FEATURES, textFeatures } from "./features.ts";
 import { type Intent, isIntent } from "./intents.ts";
-import { fail, ok, type Result } from "../../result.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
 
 /** Version 2: word and character unit features (version 1 was character 1–4-grams). */
 export const WEIGHTS_FORMAT = "gearbox-intent-linear/2";

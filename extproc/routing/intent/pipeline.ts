@@ -3,7 +3,7 @@
  * layer (`keywords.ts`), then the model; a model guess below `MODEL_THRESHOLD` becomes
  * `unknown`. `classify.ts` wires it to the committed model; training evaluates it on a fresh one.
  */
-import type { Message } from "../../canonical/types.ts";
+import type { Message } from "../../../common/canonical/types.ts";
 import { type Intent, isIntent } from "./intents.ts";
 import { type KeywordHit, matchKeywords } from "./keywords.ts";
 import type { Prediction } from "./linear.ts";

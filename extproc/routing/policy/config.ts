@@ -4,7 +4,7 @@
  * before and after `routePolicyShape` is merged into it.
  */
 import type { ComplexityLevel } from "../complexity.ts";
-import { fail, ok, type Result } from "../../result.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
 import { POLICY_DEFAULTS, routePolicySchema, type RoutePolicyYaml } from "./schema.ts";
 import type { PolicyConfig, PolicyRule, RouteTarget } from "./types.ts";
 

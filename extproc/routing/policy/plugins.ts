@@ -13,7 +13,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { fail, ok, type Result } from "../../result.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
 import { decidePolicy, guardEdgeAvailability } from "./decide.ts";
 import type { PluginSpec, PolicyConfig, PolicyDecision, PolicyInput, RouteTarget } from "./types.ts";
 

@@ -4,7 +4,7 @@
  *
  *   node --import tsx extproc/routing/policy/policy.bench.ts
  */
-import type { Message } from "../../canonical/types.ts";
+import type { Message } from "../../../common/canonical/types.ts";
 import { estimateComplexity } from "../complexity.ts";
 import { policyConfigFrom } from "./config.ts";
 import { decidePolicy } from "./decide.ts";

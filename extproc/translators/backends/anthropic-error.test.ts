@@ -1,7 +1,7 @@
 /** Anthropic error bodies and in-band error events → the `GatewayError` the client sees. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { GatewayError } from "../../errors.ts";
+import type { GatewayError } from "../../../common/errors.ts";
 import { anthropicBackend } from "./anthropic.ts";
 import { anthropicStreamError } from "./anthropic-error.ts";
 

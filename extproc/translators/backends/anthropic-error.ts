@@ -9,8 +9,8 @@
  * OpenAI SDKs and retry policies treat as retryable. `retry-after` is kept (429, 529). A body
  * that is not Anthropic-shaped (a proxy's HTML page) is read by the generic `upstreamError`.
  */
-import { GatewayError } from "../../errors.ts";
-import { isObject } from "../../schemas/fields.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
 import type { Headers } from "../translator.ts";
 import { errorTypeForStatus, upstreamError } from "../upstream-error.ts";
 

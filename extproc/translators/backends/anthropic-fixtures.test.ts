@@ -19,8 +19,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
-import type { ChatChunk, ChatResponse } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatChunk, ChatResponse } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { anthropicSseEvents } from "../../../test/emulators/anthropic-upstream.ts";
 import { FIXTURES_DIR, loadChunkLines, loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import { DEFAULT_PACING, planSseWrites } from "../../../test/emulators/sse.ts";

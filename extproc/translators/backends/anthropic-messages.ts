@@ -13,9 +13,9 @@
  * Content Anthropic cannot take is a 400 naming the field (`messages[2].content[1]`). A
  * conversation left with no turn at all goes out as `messages: []`: Anthropic's own 400 says so.
  */
-import type { AssistantMessage, ContentPart, FilePart, ImagePart, Message, TextPart } from "../../canonical/types.ts";
-import { invalidRequest, unreachable } from "../../errors.ts";
-import { isObject } from "../../schemas/fields.ts";
+import type { AssistantMessage, ContentPart, FilePart, ImagePart, Message, TextPart } from "../../../common/canonical/types.ts";
+import { invalidRequest, unreachable } from "../../../common/errors.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
 import type {
   AnthropicAssistantBlock,
   AnthropicImageBlock,

@@ -4,8 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { GatewayError } from "../../errors.ts";
-import { parseOpenAIChatRequest } from "../../schemas/openai-chat-request.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { parseOpenAIChatRequest } from "../../../common/schemas/openai-chat-request.ts";
 import type { BackendContext } from "../codec.ts";
 import { ANTHROPIC_DEFAULT_MAX_TOKENS, anthropicBackend } from "./anthropic.ts";
 import { JSON_RESPONSE_TOOL } from "./anthropic-wire.ts";

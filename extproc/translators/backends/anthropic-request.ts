@@ -26,8 +26,8 @@
  *   client's own, or a schema whose root is not an object, a system instruction asks for JSON
  *   instead (best effort: the model may still call a tool or wrap the JSON in prose).
  */
-import type { ChatRequest, FunctionTool, Message, ResponseFormat } from "../../canonical/types.ts";
-import { invalidRequest, unreachable } from "../../errors.ts";
+import type { ChatRequest, FunctionTool, Message, ResponseFormat } from "../../../common/canonical/types.ts";
+import { invalidRequest, unreachable } from "../../../common/errors.ts";
 import type { BackendContext } from "../codec.ts";
 import { toAnthropicPrompt } from "./anthropic-messages.ts";
 import { JSON_RESPONSE_TOOL, type AnthropicRequestBody, type AnthropicTool, type AnthropicToolChoice } from "./anthropic-wire.ts";

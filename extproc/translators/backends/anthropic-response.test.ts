@@ -1,8 +1,8 @@
 /** Anthropic message bodies → canonical `ChatResponse`: content, tool calls, reasoning, stop reasons, usage, malformed bodies. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { ChatResponse } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatResponse } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import type { BackendContext } from "../codec.ts";
 import { anthropicBackend } from "./anthropic.ts";

@@ -14,10 +14,10 @@
  *   sends none); the Anthropic-only fields are not carried in `extra`, which would put them in
  *   an OpenAI body.
  */
-import type { AssistantMessage, ChatResponse, ToolCall } from "../../canonical/types.ts";
-import type { GatewayError } from "../../errors.ts";
-import { fail, ok, type Result } from "../../result.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { AssistantMessage, ChatResponse, ToolCall } from "../../../common/canonical/types.ts";
+import type { GatewayError } from "../../../common/errors.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import { emptyUsageCounts, finishReasonFor, JSON_RESPONSE_TOOL, malformedAnthropic, mergeUsageCounts, toCanonicalUsage } from "./anthropic-wire.ts";
 
 /** Shown as `refusal` when Anthropic refuses without an explanation. */

@@ -4,8 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { ChatChunk } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatChunk } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { anthropicSseEvents } from "../../../test/emulators/anthropic-upstream.ts";
 import { loadChunkLines } from "../../../test/emulators/fixtures.ts";
 import type { BackendContext } from "../codec.ts";

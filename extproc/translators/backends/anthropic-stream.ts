@@ -22,10 +22,10 @@
  *   never started, or an event after `message_stop` throws a 502; `end()` before `message_stop`
  *   or with an unterminated event buffered throws a 502 ("upstream stream ended early").
  */
-import type { ChatChunk, ChunkChoice, FinishReason } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
-import { SseParser } from "../../schemas/sse.ts";
+import type { ChatChunk, ChunkChoice, FinishReason } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
+import { SseParser } from "../../../common/schemas/sse.ts";
 import type { BackendContext, ChatStreamDecoder } from "../codec.ts";
 import { anthropicStreamError } from "./anthropic-error.ts";
 import { refusalText } from "./anthropic-response.ts";

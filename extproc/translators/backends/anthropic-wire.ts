@@ -4,9 +4,9 @@
  * error. Responses are read leniently (Anthropic adds block and event types over time), so only
  * the request side is typed in full.
  */
-import type { FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { isObject } from "../../schemas/fields.ts";
+import type { FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
 
 /** The `anthropic-version` header Gearbox speaks. */
 export const ANTHROPIC_VERSION = "2023-06-01";

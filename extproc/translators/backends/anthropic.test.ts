@@ -5,9 +5,9 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import type { ChatChunk, ChatRequest } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { parseOpenAIChatRequest } from "../../schemas/openai-chat-request.ts";
+import type { ChatChunk, ChatRequest } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { parseOpenAIChatRequest } from "../../../common/schemas/openai-chat-request.ts";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../../../test/emulators/anthropic-upstream.ts";
 import type { BackendContext } from "../codec.ts";
 import { anthropicBackend } from "./anthropic.ts";

@@ -15,9 +15,9 @@
  * added later) → `stop`, but a candidate that ends that way with no output at all is a failed
  * generation: a 502 naming the reason and Gemini's `finishMessage`, never an empty success.
  */
-import type { FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
 /** What one candidate (or one streamed slice of it) carries. */
 export interface CandidateSlice {

@@ -1,8 +1,8 @@
 /** Canonical embeddings ⇄ Gemini `embedContent` / `batchEmbedContents`. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { EmbeddingsRequest } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { EmbeddingsRequest } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { geminiEmbeddingsBackend } from "./gemini.ts";
 
 const ctx = (upstreamModel = "gemini-embedding-001") => ({ upstreamModel, forceStreamUsage: false });

@@ -1,7 +1,7 @@
 /** Recorded Google error bodies → `GatewayError`s with the client-facing status, message and code. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { toErrorResponse, type ErrorType } from "../../errors.ts";
+import { toErrorResponse, type ErrorType } from "../../../common/errors.ts";
 import { loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import { geminiBackend } from "./gemini.ts";
 import { geminiEmbeddingsBackend } from "./gemini-embeddings.ts";

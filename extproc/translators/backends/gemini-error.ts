@@ -6,8 +6,8 @@
  * (`"34.4s"`) becomes one, rounded up to whole seconds. Bodies of another shape go through the
  * shared `upstreamError`.
  */
-import { GatewayError } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { Headers } from "../translator.ts";
 import { errorTypeForStatus, upstreamError } from "../upstream-error.ts";
 

@@ -1,8 +1,8 @@
 /** Function-call assembly: whole calls, Vertex's streamed partial arguments, and malformed sequences. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { GatewayError } from "../../errors.ts";
-import type { JsonObject } from "../../schemas/fields.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import type { JsonObject } from "../../../common/schemas/fields.ts";
 import { FunctionCallAssembler, parsePath, type CompletedCall } from "./gemini-function-calls.ts";
 
 function feed(parts: JsonObject[]): CompletedCall[] {

@@ -7,8 +7,8 @@
  * and a part without `willContinue` (often `{}`) closes it. Both arrive here, so clients always
  * see a call with its full arguments at once. Anything else is a 502.
  */
-import { GatewayError } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
 /** A call with all its arguments. `id` only when Gemini gave one. */
 export interface CompletedCall {

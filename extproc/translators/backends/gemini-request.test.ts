@@ -1,9 +1,9 @@
 /** Canonical chat requests → Gemini `generateContent` requests: path, headers, and each mapping rule. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatRequest, Message } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { parseOpenAIChatRequest } from "../../schemas/openai-chat-request.ts";
+import type { ChatRequest, Message } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { parseOpenAIChatRequest } from "../../../common/schemas/openai-chat-request.ts";
 import { geminiBackend } from "./gemini.ts";
 import { SKIP_THOUGHT_SIGNATURE, type GeminiRequestBody } from "./gemini-request.ts";
 

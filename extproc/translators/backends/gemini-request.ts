@@ -19,9 +19,9 @@
  * keep one. For models newer than 2.x the first function call of each assistant message carries
  * Google's documented placeholder `skip_thought_signature_validator` instead.
  */
-import type { AssistantMessage, ChatRequest, ContentPart, Message, ResponseFormat, TextPart, ToolChoice } from "../../canonical/types.ts";
-import { invalidRequest, unreachable } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { AssistantMessage, ChatRequest, ContentPart, Message, ResponseFormat, TextPart, ToolChoice } from "../../../common/canonical/types.ts";
+import { invalidRequest, unreachable } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import { isPreGemini3 } from "./gemini-model.ts";
 import { asJsonSchema, hasRef, toGeminiParameters, toGeminiSchema } from "./gemini-schema.ts";
 

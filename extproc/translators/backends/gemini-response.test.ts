@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatResponse, FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatResponse, FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import { geminiBackend } from "./gemini.ts";
 

@@ -7,10 +7,10 @@
  * The response id is Gemini's `responseId` (else a generated one), the model its `modelVersion`.
  */
 import { randomUUID } from "node:crypto";
-import type { AssistantMessage, ChatChoice, ChatResponse, ToolCall } from "../../canonical/types.ts";
-import type { GatewayError } from "../../errors.ts";
-import { fail, ok, type Result } from "../../result.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { AssistantMessage, ChatChoice, ChatResponse, ToolCall } from "../../../common/canonical/types.ts";
+import type { GatewayError } from "../../../common/errors.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { BackendContext } from "../codec.ts";
 import {
   finishRefusal,

@@ -24,7 +24,7 @@
  * (`parametersJsonSchema` / `responseJsonSchema`, which accept `$ref` and `$defs`), with only
  * `$schema` removed: see `hasRef` and `asJsonSchema`.
  */
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
 const KEPT = new Set([
   "type", "format", "title", "description", "nullable", "enum", "items", "properties", "required", "anyOf", "minItems", "maxItems",

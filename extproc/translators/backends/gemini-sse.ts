@@ -6,7 +6,7 @@
  * decoder can raise the error instead of losing it. Framing is `SseParser`'s; the framer only
  * counts bytes to notice skipped blocks, and keeps the parser's unfinished tail to read them.
  */
-import { SseParser } from "../../schemas/sse.ts";
+import { SseParser } from "../../../common/schemas/sse.ts";
 
 /** A framed block: an SSE `data` payload, or text that carried no SSE field. */
 export type GeminiBlock = { kind: "data"; data: string } | { kind: "raw"; text: string };

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatChunk, FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatChunk, FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { geminiStreamBytes } from "../../../test/emulators/gemini-upstream.ts";
 import { geminiBackend } from "./gemini.ts";
 

@@ -13,9 +13,9 @@
  * object (as a `data:` event or a bare JSON block) throw too, the latter with its own status
  * (see `statusOfGoogleError`) and Google's status name as `code`.
  */
-import type { ChatChunk, ChunkChoice, FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { ChatChunk, ChunkChoice, FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { BackendContext, ChatStreamDecoder } from "../codec.ts";
 import { finishRefusal, isPromptBlock, mapFinish, noContentError, notAResponse, parseGeminiUsage, promptRefusal, readCandidate, type CandidateSlice } from "./gemini-candidate.ts";
 import { googleStatusError, statusOfGoogleError } from "./gemini-error.ts";

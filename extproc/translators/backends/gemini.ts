@@ -7,9 +7,9 @@
  * `gemini-function-calls.ts` (function calls, streamed ones included), `gemini-error.ts`
  * (Google errors), `gemini-embeddings.ts` (embeddings backend).
  */
-import { GatewayError } from "../../errors.ts";
-import { fail } from "../../result.ts";
-import { isObject } from "../../schemas/fields.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { fail } from "../../../common/result.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
 import type { ChatBackend } from "../codec.ts";
 import { geminiError, googleStatusError, statusOfGoogleError } from "./gemini-error.ts";
 import { GEMINI_HEADERS, geminiModelPath } from "./gemini-model.ts";

@@ -1,8 +1,8 @@
 /** Canonical embeddings ⇄ Ollama `/api/embed`, both ways, over the docs' embed examples. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { EmbeddingsRequest, EmbeddingsResponse } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { EmbeddingsRequest, EmbeddingsResponse } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import type { BackendContext } from "../codec.ts";
 import { ollamaEmbeddingsBackend } from "./ollama.ts";

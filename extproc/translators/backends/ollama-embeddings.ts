@@ -4,10 +4,10 @@
  * Ollama embeds text only, and always answers with float arrays, as does this backend: base64
  * for a client that asked for `encoding_format: "base64"` is `composeEmbeddings`'s job.
  */
-import type { EmbeddingsRequest, EmbeddingsResponse } from "../../canonical/types.ts";
-import { invalidRequest, type GatewayError } from "../../errors.ts";
-import { fail, ok, type Result } from "../../result.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { EmbeddingsRequest, EmbeddingsResponse } from "../../../common/canonical/types.ts";
+import { invalidRequest, type GatewayError } from "../../../common/errors.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { EmbeddingsBackend } from "../codec.ts";
 import { malformedOllama, ollamaError } from "./ollama-errors.ts";
 

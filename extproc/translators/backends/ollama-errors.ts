@@ -3,8 +3,8 @@
  * (404 `model 'x' not found`, 400 `model is required`, 500 …; docs/api/errors.mdx), and writes
  * the same object as the last line of a stream that fails after it started.
  */
-import { GatewayError } from "../../errors.ts";
-import { isObject } from "../../schemas/fields.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
 import type { Headers } from "../translator.ts";
 import { upstreamError } from "../upstream-error.ts";
 

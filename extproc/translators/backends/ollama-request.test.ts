@@ -1,8 +1,8 @@
 /** Canonical chat request → Ollama `/api/chat` body: one test per mapping rule. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatRequest, Message } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatRequest, Message } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import type { BackendContext } from "../codec.ts";
 import { ollamaBackend } from "./ollama.ts";
 

@@ -5,9 +5,9 @@
  * streams unless told otherwise. What it cannot do (image links, audio, files, forced tool
  * calls, several choices, logit bias) is a 400 naming the field, never a silent drop.
  */
-import type { ChatRequest, ContentPart, FunctionTool, ImagePart, Message, ResponseFormat, TextPart } from "../../canonical/types.ts";
-import { invalidRequest, unreachable } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { ChatRequest, ContentPart, FunctionTool, ImagePart, Message, ResponseFormat, TextPart } from "../../../common/canonical/types.ts";
+import { invalidRequest, unreachable } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
 /** A tool call in a message, as Ollama writes and reads it (arguments are an object). */
 export interface OllamaToolCall {

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatResponse } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { toOpenAIChatResponse } from "../../schemas/openai-chat-response.ts";
+import type { ChatResponse } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { toOpenAIChatResponse } from "../../../common/schemas/openai-chat-response.ts";
 import { readFixtureBytes } from "../../../test/emulators/fixtures.ts";
 import type { BackendContext } from "../codec.ts";
 import { ollamaBackend } from "./ollama.ts";

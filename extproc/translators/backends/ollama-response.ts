@@ -7,10 +7,10 @@
  * types. Ollama's Go structs omit zero counts (`omitempty`), so a missing count is 0.
  */
 import { randomBytes } from "node:crypto";
-import type { AssistantMessage, ChatResponse, FinishReason, ToolCall, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { fail, ok, type Result } from "../../result.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { AssistantMessage, ChatResponse, FinishReason, ToolCall, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import { malformedOllama, ollamaErrorMessage } from "./ollama-errors.ts";
 
 /** A tool call as Ollama reports it, arguments already JSON text. */

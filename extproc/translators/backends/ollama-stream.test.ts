@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatChunk } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatChunk } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import { readNdjsonFixture } from "../../../test/emulators/ollama-upstream.ts";
 import { ollamaBackend } from "./ollama.ts";
 import { NdjsonLines } from "./ollama-stream.ts";

@@ -4,8 +4,8 @@
  * a slice may end inside a multi-byte character: lines are cut on the `\n` byte and decoded
  * whole. An `{"error": …}` line (Ollama's in-band failure, docs/api/errors.mdx) throws.
  */
-import type { ChatChunk, ChunkChoice } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
+import type { ChatChunk, ChunkChoice } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
 import type { ChatStreamDecoder } from "../codec.ts";
 import { malformedOllama, ollamaErrorMessage, truncatedOllamaStream } from "./ollama-errors.ts";
 import { newOllamaResponseId, nowSeconds, ollamaFinishReason, readOllamaChatObject, toCanonicalCall, type OllamaChatObject } from "./ollama-response.ts";

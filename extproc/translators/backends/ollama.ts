@@ -8,9 +8,9 @@
  * - request: `ollama-request.ts`; response: `ollama-response.ts`; NDJSON stream:
  *   `ollama-stream.ts`; errors: `ollama-errors.ts`; embeddings: `ollama-embeddings.ts`.
  */
-import type { ChatResponse } from "../../canonical/types.ts";
-import type { GatewayError } from "../../errors.ts";
-import { fail, type Result } from "../../result.ts";
+import type { ChatResponse } from "../../../common/canonical/types.ts";
+import type { GatewayError } from "../../../common/errors.ts";
+import { fail, type Result } from "../../../common/result.ts";
 import type { ChatBackend, ChatStreamDecoder } from "../codec.ts";
 import type { Headers } from "../translator.ts";
 import { malformedOllama, ollamaError } from "./ollama-errors.ts";

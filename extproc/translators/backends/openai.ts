@@ -3,14 +3,14 @@
  * speaks another schema (an Anthropic client served by OpenAI); an OpenAI client on an OpenAI
  * backend takes the byte-preserving path in `../openai-openai.ts` instead.
  */
-import type { ChatChunk, ChatResponse, EmbeddingsResponse } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { fail, ok, type Result } from "../../result.ts";
-import { isObject } from "../../schemas/fields.ts";
-import { toOpenAIChatRequest } from "../../schemas/openai-chat-emit.ts";
-import { parseOpenAIChatChunk, parseOpenAIChatResponse } from "../../schemas/openai-chat-response.ts";
-import { parseOpenAIEmbeddingsResponse, toOpenAIEmbeddingsRequest } from "../../schemas/openai-embeddings.ts";
-import { SseParser } from "../../schemas/sse.ts";
+import type { ChatChunk, ChatResponse, EmbeddingsResponse } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { fail, ok, type Result } from "../../../common/result.ts";
+import { isObject } from "../../../common/schemas/fields.ts";
+import { toOpenAIChatRequest } from "../../../common/schemas/openai-chat-emit.ts";
+import { parseOpenAIChatChunk, parseOpenAIChatResponse } from "../../../common/schemas/openai-chat-response.ts";
+import { parseOpenAIEmbeddingsResponse, toOpenAIEmbeddingsRequest } from "../../../common/schemas/openai-embeddings.ts";
+import { SseParser } from "../../../common/schemas/sse.ts";
 import type { ChatBackend, ChatStreamDecoder, EmbeddingsBackend } from "../codec.ts";
 import { upstreamError } from "../upstream-error.ts";
 

@@ -8,9 +8,9 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
-import type { ChatChunk, ChatRequest, ChatResponse, ChunkChoice, FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError, invalidRequest, type ErrorType } from "../../errors.ts";
-import { parseAnthropicMessagesRequest } from "../../schemas/anthropic-messages-request.ts";
+import type { ChatChunk, ChatRequest, ChatResponse, ChunkChoice, FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError, invalidRequest, type ErrorType } from "../../../common/errors.ts";
+import { parseAnthropicMessagesRequest } from "../../../common/schemas/anthropic-messages-request.ts";
 import { anthropicClient } from "./anthropic.ts";
 
 /** What the server answers to the next parsed request. */

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatChunk, ChatRequest, ChunkChoice, FinishReason, Usage } from "../../canonical/types.ts";
-import { GatewayError } from "../../errors.ts";
-import { SseParser } from "../../schemas/sse.ts";
+import type { ChatChunk, ChatRequest, ChunkChoice, FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { GatewayError } from "../../../common/errors.ts";
+import { SseParser } from "../../../common/schemas/sse.ts";
 import { anthropicClient } from "./anthropic.ts";
 
 const REQ: ChatRequest = { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "Hi" }], stream: true, includeUsage: true, maxTokens: 64, extra: {} };

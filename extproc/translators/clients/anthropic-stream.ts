@@ -3,9 +3,9 @@
  * `message_start`, then per content block `content_block_start` / `content_block_delta`… /
  * `content_block_stop`, then `message_delta` (stop reason, usage) and `message_stop`.
  */
-import type { ChatChunk, ChatRequest, ChunkChoice, FinishReason, ToolCallDelta, Usage } from "../../canonical/types.ts";
-import type { GatewayError } from "../../errors.ts";
-import type { JsonObject } from "../../schemas/fields.ts";
+import type { ChatChunk, ChatRequest, ChunkChoice, FinishReason, ToolCallDelta, Usage } from "../../../common/canonical/types.ts";
+import type { GatewayError } from "../../../common/errors.ts";
+import type { JsonObject } from "../../../common/schemas/fields.ts";
 import type { ChatStreamEncoder } from "../codec.ts";
 import { anthropicErrorBody, matchedStopSequence, messageId, stopReason, toolUseId, usageToAnthropic } from "./anthropic-wire.ts";
 

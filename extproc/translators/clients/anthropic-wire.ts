@@ -4,9 +4,9 @@
  * encoder (`anthropic-stream.ts`).
  */
 import { randomBytes } from "node:crypto";
-import type { FinishReason, Usage } from "../../canonical/types.ts";
-import { unreachable, type GatewayError } from "../../errors.ts";
-import { isObject, type JsonObject } from "../../schemas/fields.ts";
+import type { FinishReason, Usage } from "../../../common/canonical/types.ts";
+import { unreachable, type GatewayError } from "../../../common/errors.ts";
+import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
 /** The stop reasons Gearbox can produce from a canonical finish reason. */
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";

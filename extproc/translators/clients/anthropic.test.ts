@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AssistantMessage, ChatRequest, ChatResponse, FinishReason } from "../../canonical/types.ts";
-import { GatewayError, type ErrorType } from "../../errors.ts";
+import type { AssistantMessage, ChatRequest, ChatResponse, FinishReason } from "../../../common/canonical/types.ts";
+import { GatewayError, type ErrorType } from "../../../common/errors.ts";
 import { anthropicClient, toAnthropicMessage } from "./anthropic.ts";
 import { anthropicErrorType, toolInput, type AnthropicErrorType } from "./anthropic-wire.ts";
 

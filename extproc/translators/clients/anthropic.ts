@@ -3,9 +3,9 @@
  * Messages SSE stream (`anthropic-stream.ts`), and Anthropic-shaped error bodies. Anthropic has
  * no `n`: only the first choice is answered.
  */
-import type { AssistantMessage, ChatRequest, ChatResponse } from "../../canonical/types.ts";
-import type { GatewayError } from "../../errors.ts";
-import type { JsonObject } from "../../schemas/fields.ts";
+import type { AssistantMessage, ChatRequest, ChatResponse } from "../../../common/canonical/types.ts";
+import type { GatewayError } from "../../../common/errors.ts";
+import type { JsonObject } from "../../../common/schemas/fields.ts";
 import type { ChatClient } from "../codec.ts";
 import { AnthropicStreamEncoder } from "./anthropic-stream.ts";
 import { anthropicErrorBody, matchedStopSequence, messageId, stopReason, toolInput, toolUseId, usageToAnthropic } from "./anthropic-wire.ts";

@@ -1,8 +1,8 @@
 /** Canonical → what an OpenAI SDK expects: chat completion JSON, `chat.completion.chunk` SSE, errors. */
-import type { ChatChunk, ChatRequest } from "../../canonical/types.ts";
-import { toErrorResponse, type GatewayError } from "../../errors.ts";
-import { toOpenAIChatChunk, toOpenAIChatResponse } from "../../schemas/openai-chat-response.ts";
-import { sseData } from "../../schemas/sse.ts";
+import type { ChatChunk, ChatRequest } from "../../../common/canonical/types.ts";
+import { toErrorResponse, type GatewayError } from "../../../common/errors.ts";
+import { toOpenAIChatChunk, toOpenAIChatResponse } from "../../../common/schemas/openai-chat-response.ts";
+import { sseData } from "../../../common/schemas/sse.ts";
 import type { ChatClient, ChatStreamEncoder } from "../codec.ts";
 
 const EMPTY = Buffer.alloc(0);

@@ -3,8 +3,8 @@
  * model lists of its heartbeats. Returns a result naming each bad field; the service turns the
  * errors into one INVALID_ARGUMENT status.
  */
-import { fail, ok, type Result } from "../../extproc/result.ts";
-import { parseEndpointAddress } from "../resources/envoy.ts";
+import { fail, ok, type Result } from "../result.ts";
+import { parseEndpointAddress } from "./endpoint.ts";
 import type { HelloMessage, LoadedModelMessage } from "./wire.ts";
 
 /** A model an agent holds. */

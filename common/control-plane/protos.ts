@@ -12,12 +12,12 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import protobuf from "protobufjs";
-import { ENVOY_PROTO_DIRS, PROTO_LOADER_OPTIONS } from "../extproc/envoy/protos.ts";
+import { ENVOY_PROTO_DIRS, PROTO_LOADER_OPTIONS } from "../envoy/protos.ts";
 
 const require = createRequire(import.meta.url);
 
 /** Gearbox's own protos (`gearbox/v1/*.proto`). */
-export const GEARBOX_PROTO_DIR = path.join(path.dirname(path.dirname(fileURLToPath(import.meta.url))), "proto");
+export const GEARBOX_PROTO_DIR = fileURLToPath(new URL("../../proto", import.meta.url));
 
 /** Envoy's include dirs, then Gearbox's, then protobufjs's copy of the well-known types. */
 export const XDS_PROTO_DIRS: readonly string[] = [...ENVOY_PROTO_DIRS, GEARBOX_PROTO_DIR, path.dirname(require.resolve("protobufjs/package.json"))];

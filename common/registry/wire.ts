@@ -1,6 +1,6 @@
 /**
  * The messages of `gearbox.v1.EdgeRegistryService/Connect` as @grpc/proto-loader carries them
- * (`xds/protos.ts` options: snake_case fields, 64-bit integers as strings, `oneof kind` named, and
+ * (`common/control-plane/protos.ts` options: snake_case fields, 64-bit integers as strings, `oneof kind` named, and
  * no defaults: a field the peer left at its zero value arrives `undefined`). Both ends (the
  * control plane's service and the edge agent's client) read and write these shapes; every field
  * is optional because that is what arrives, and readers normalise.
