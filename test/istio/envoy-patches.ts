@@ -2,7 +2,8 @@
  * EnvoyFilter `patch.value`s parsed into Envoy's own proto types, with the strict checker of
  * test/envoy (unknown fields, wrong types, bad enums, validate.rules).
  *
- * An ADD or INSERT_* value is a whole message and is parsed as it is. A MERGE value is a part
+ * An ADD or INSERT_* value is a whole message (a CLUSTER ADD a whole Cluster: Istio adds it as
+ * written, unchecked) and is parsed as it is, strictly. A MERGE value is a part
  * of a message Istio generated, so it is merged (proto merge: messages field by field, repeated
  * fields appended) into a minimal message shaped like Istio's, and the result is parsed: the
  * patch's own fields are checked, and a MERGE that breaks the message shows as well.
@@ -36,9 +37,9 @@ function istioSkeleton(applyTo: string, match: PlainObject): PlainObject {
     case "HTTP_ROUTE":
       return { match: { prefix: "/" }, route: { cluster: "outbound|80||placeholder" } };
     case "CLUSTER": {
-      // A ServiceEntry with resolution NONE becomes an ORIGINAL_DST cluster.
+      // A cluster Istio builds for a ServiceEntry or Service (DNS-resolved, its default timeout).
       const cluster = obj(match["cluster"]);
-      return { name: `outbound|${String(cluster["portNumber"])}||${String(cluster["service"])}`, type: "ORIGINAL_DST", lb_policy: "CLUSTER_PROVIDED", connect_timeout: "10s" };
+      return { name: `outbound|${String(cluster["portNumber"])}||${String(cluster["service"])}`, type: "STRICT_DNS", connect_timeout: "10s" };
     }
     default:
       return {};

@@ -11,6 +11,7 @@ import { parseConfigText, resolveConfig } from "../../extproc/config/load.ts";
 import { parseBootstrap, readEnvoyYaml } from "../envoy/load-config.ts";
 import { arrayAtPath, type PlainObject } from "../envoy/plain.ts";
 import { toPlainObject } from "../envoy/proto-json.ts";
+import { EDGE_HOST } from "./edge-cluster.ts";
 import { parseEnvoyFilterPatches, type ParsedPatch } from "./envoy-patches.ts";
 import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, validateManifest, type Manifest } from "./manifests.ts";
 
@@ -27,6 +28,14 @@ function sidecarExtProc(): PlainObject {
   const plain = toPlainObject(result.type, result.message);
   const filters = arrayAtPath(plain, "static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters").map(obj);
   return obj(filters.find((f) => f["name"] === EXT_PROC)?.["typed_config"]);
+}
+
+/** envoy/sidecar.yaml's edge cluster, in plain proto form. */
+function sidecarEdgeCluster(): PlainObject {
+  const result = parseBootstrap(readEnvoyYaml("sidecar.yaml"));
+  assert.ok(result.ok, "envoy/sidecar.yaml parses");
+  const plain = toPlainObject(result.type, result.message);
+  return obj(arrayAtPath(plain, "static_resources.clusters").map(obj).find((c) => c["name"] === "edge"));
 }
 
 function extProcPatch(patches: readonly ParsedPatch[]): PlainObject {
@@ -108,16 +117,14 @@ for (const dir of KUSTOMIZATIONS) {
         .map((p) => String(p.plain?.["name"]));
       assert.deepEqual(enabled.sort(), [...providers(docs).values()].map((h) => `${h}:${vhostPort}`).sort());
       for (const p of patches) assert.equal(p.match["context"], gateway ? "GATEWAY" : "SIDECAR_OUTBOUND", p.where);
+      // Added, not built from a ServiceEntry (edge-cluster.ts: no entry opens port 8088 mesh-wide).
       const edge = patches.find((p) => p.applyTo === "CLUSTER");
       assert.ok(edge?.plain);
-      const se = ofKind(docs, "ServiceEntry", "gearbox-edge")[0];
-      assert.ok(se);
-      const seSpec = obj(se["spec"]);
-      assert.equal(seSpec["resolution"], "NONE", "Istio builds ORIGINAL_DST clusters for resolution NONE");
-      assert.equal(obj(edge.match["cluster"])["service"], arr(seSpec["hosts"])[0]);
-      assert.ok(arr(seSpec["ports"]).some((p) => obj(p)["number"] === obj(edge.match["cluster"])["portNumber"]));
-      // Dynamic metadata only ext_proc sets, never a header a caller can send.
-      assert.deepEqual(edge.plain["original_dst_lb_config"], { metadata_key: { key: "gearbox.edge", path: [{ key: "endpoint" }] } });
+      assert.equal(edge.operation, "ADD");
+      assert.equal(edge.plain["name"], `outbound|8088||${EDGE_HOST}`);
+      assert.deepEqual(ofKind(docs, "ServiceEntry").filter((se) => arr(obj(se["spec"])["hosts"]).includes(EDGE_HOST)), []);
+      const pick = (c: PlainObject): PlainObject => Object.fromEntries(["type", "lb_policy", "connect_timeout", "original_dst_lb_config"].map((k) => [k, c[k]]));
+      assert.deepEqual(pick(edge.plain), pick(sidecarEdgeCluster()), "as envoy/sidecar.yaml's edge cluster");
       assert.equal(edge.plain["type"], "ORIGINAL_DST");
     });
 
@@ -144,7 +151,6 @@ for (const dir of KUSTOMIZATIONS) {
       assert.ok(config.ok, config.ok ? "" : config.errors.join("\n"));
       const hosts = providers(docs);
       assert.deepEqual(config.value.providers.map((p) => p.name).sort(), [...hosts.keys()].sort(), "providers in gearbox.yaml = provider ServiceEntries");
-      const edgeHost = String(arr(obj(ofKind(docs, "ServiceEntry", "gearbox-edge")[0]?.["spec"])["hosts"])[0]);
       for (const [name, host] of hosts) {
         const se = obj(ofKind(docs, "ServiceEntry", `gearbox-provider-${name}`)[0]?.["spec"]);
         assert.deepEqual(arr(se["ports"]).map(obj).find((p) => p["number"] === 80), { number: 80, name: "http", protocol: "HTTP", targetPort: 443 });
@@ -169,7 +175,7 @@ for (const dir of KUSTOMIZATIONS) {
           for (const c of retryOn) assert.ok(/^(connect-failure|refused-stream|reset-before-request|429|50[0234])$/.test(c), `${name} → ${target}: retryOn '${c}' may repeat a billed call`);
         }
         const edge = routes.find((r) => r["name"] === "gearbox-to-edge");
-        assert.equal(obj(obj(arr(edge?.["route"])[0])["destination"])["host"], edgeHost);
+        assert.deepEqual(obj(arr(edge?.["route"])[0])["destination"], { host: EDGE_HOST, port: { number: 8088 } });
         const passthrough = routes.find((r) => r["name"] === "gearbox-passthrough");
         assert.deepEqual(obj(arr(passthrough?.["route"])[0])["destination"], { host, port: { number: 80 } }, "passthrough goes to the host the app called");
         const last = routes.at(-1);
@@ -304,7 +310,7 @@ void describe("the checks can fail", () => {
       obj(arr(obj(d["spec"])["http"])[0])["rewite"] = { authority: "x" };
     });
     assert.deepEqual(validateManifest(vs), ["VirtualService gearbox/gearbox-provider-openai: spec.http[0].rewite: unknown field"]);
-    const se = edited("ServiceEntry", "gearbox-edge", (d) => {
+    const se = edited("ServiceEntry", "gearbox-provider-openai", (d) => {
       obj(d["spec"])["resolution"] = "ORIGINAL_DST";
     });
     assert.match(validateManifest(se).join("\n"), /resolution must be equal to one of the allowed values/);

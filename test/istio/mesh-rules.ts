@@ -22,6 +22,7 @@
  *   to it (no 413 at the 8 MiB buffer for files, audio, uploads).
  */
 import { allEndpoints } from "../../extproc/endpoints/registry.ts";
+import { EDGE_HOST } from "./edge-cluster.ts";
 import { parseEnvoyFilterPatches } from "./envoy-patches.ts";
 import { arr, obj, ofKind, type Manifest } from "./manifests.ts";
 
@@ -116,7 +117,6 @@ const needsUpstreamHeader = (route: Route): boolean => arr(route["match"]).some(
 /** Every forwarding route says how it retries (see the file comment). */
 export function retriesExplicit(docs: readonly Manifest[]): string[] {
   const errors: string[] = [];
-  const originalDst = new Set(ofKind(docs, "ServiceEntry").filter((se) => spec(se)["resolution"] === "NONE").flatMap((se) => arr(spec(se)["hosts"]).map(String)));
   for (const vs of ofKind(docs, "VirtualService")) {
     arr(spec(vs)["http"]).map(obj).forEach((route, i) => {
       if (destinations(route).length === 0) return; // directResponse / redirect: nothing forwarded
@@ -126,7 +126,7 @@ export function retriesExplicit(docs: readonly Manifest[]): string[] {
       const attempts = Number(obj(retries)["attempts"] ?? 0);
       const on = obj(retries)["retryOn"];
       const retryOn = (typeof on === "string" ? on : "").split(",").map((c) => c.trim()).filter((c) => c !== "");
-      if (destinations(route).some((h) => originalDst.has(h))) {
+      if (destinations(route).includes(EDGE_HOST)) {
         if (attempts !== 0) errors.push(`${at}: the edge route must not retry (attempts: 0): Gearbox's cascade upgrades a failed edge answer`);
         return;
       }
