@@ -12,7 +12,7 @@
  * snapshot is not trivial.
  */
 import { availableParallelism, loadavg } from "node:os";
-import { LiveEdgeAgents } from "../extproc/cascade/edge-agents.ts";
+import { LiveEdgeAgents } from "../extproc/edge/agents.ts";
 import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
 import { silentLogger } from "../common/telemetry/logger.ts";
 import { startControlPlane } from "../xds/control-plane.ts";

@@ -12,7 +12,7 @@ import { watchFile, unwatchFile } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
-import { LiveEdgeAgents, type EdgeDirectory } from "../extproc/cascade/edge-agents.ts";
+import { LiveEdgeAgents, type EdgeDirectory } from "../extproc/edge/agents.ts";
 import type { LocalEdgeAgent, startLocalEdgeAgent } from "../edge-agent/in-process.ts";
 import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";

@@ -5,7 +5,7 @@
  */
 import { SpanKind, SpanStatusCode, type Attributes, type Span, type Tracer } from "@opentelemetry/api";
 import type { IncomingMessage } from "node:http";
-import { extractParent } from "../extproc/telemetry/request-trace.ts";
+import { extractParent } from "../common/telemetry/trace-context.ts";
 import { GEARBOX, GEN_AI, HTTP } from "../common/telemetry/tracing-attributes.ts";
 
 /** What a served request reports for its span. */

@@ -75,3 +75,10 @@ export function toOpenAIEmbeddingsResponse(res: EmbeddingsResponse): JsonObject 
   if (res.usage) out.usage = usageToOpenAI(res.usage);
   return out;
 }
+
+/** A vector as OpenAI's `encoding_format: "base64"`: little-endian float32, base64. */
+export function float32Base64(vector: number[]): string {
+  const bytes = Buffer.alloc(vector.length * 4);
+  vector.forEach((v, i) => bytes.writeFloatLE(v, i * 4));
+  return bytes.toString("base64");
+}

@@ -3,8 +3,8 @@
  * hold the whole answer before deciding (edge confidence check, cloud upgrade) and the client
  * asked for a stream: the client gets a well-formed stream, just in fewer chunks.
  */
-import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
-import { sseData } from "../../common/schemas/sse.ts";
+import { isObject, type JsonObject } from "./fields.ts";
+import { sseData } from "./sse.ts";
 
 export function sseFromCompletion(completion: JsonObject, includeUsage: boolean): Buffer {
   const head = { id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model };

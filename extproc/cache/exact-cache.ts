@@ -5,7 +5,7 @@
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import type { ErrorResponse } from "../../common/errors.ts";
-import { sseFromCompletion } from "../cascade/sse-from-completion.ts";
+import { sseFromCompletion } from "../../common/schemas/sse-from-completion.ts";
 import { isObject } from "../../common/schemas/fields.ts";
 import { cacheable, cacheKey } from "./cache-key.ts";
 import type { CacheKey, ResponseCache } from "./response-cache.ts";

@@ -17,8 +17,8 @@ import { toOpenAIChatRequest } from "../../common/schemas/openai-chat-emit.ts";
 import { planChat } from "../translators/select.ts";
 import { callCloud } from "./cloud-call.ts";
 import type { ProviderHealth } from "../resilience/provider-health.ts";
-import type { EdgeAgentRef } from "./edge-agents.ts";
-import { sseFromCompletion } from "./sse-from-completion.ts";
+import type { EdgeAgentRef } from "../edge/agents.ts";
+import { sseFromCompletion } from "../../common/schemas/sse-from-completion.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 

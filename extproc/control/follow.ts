@@ -12,7 +12,7 @@
 import path from "node:path";
 import { routeSchema } from "../config/schema.ts";
 import type { GatewayConfig } from "../config/load.ts";
-import type { LiveEdgeAgents } from "../cascade/edge-agents.ts";
+import type { LiveEdgeAgents } from "../edge/agents.ts";
 import type { ProcessorDeps } from "../processor/processor.ts";
 import { loadPlugins } from "../routing/policy/index.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";

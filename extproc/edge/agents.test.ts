@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LiveEdgeAgents, type LiveEdgeAgent } from "./edge-agents.ts";
+import { LiveEdgeAgents, type LiveEdgeAgent } from "./agents.ts";
 
 const agent = (over: Partial<LiveEdgeAgent>): LiveEdgeAgent => ({
   agentId: "a",

@@ -3,7 +3,7 @@
  * and per process: the routing policy, live routing signals, the static edge-agent set and this
  * month's cloud spend.
  */
-import { EdgeAgents } from "../cascade/edge-agents.ts";
+import { EdgeAgents } from "../edge/agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { policyConfigFrom, type PolicyConfig } from "../routing/policy/index.ts";
 import { CloudSpend, LatencyWindow, StickyTargets } from "../routing/signals.ts";

@@ -6,7 +6,7 @@
  * calls without tools go to the edge.
  */
 import { EdgeCascade } from "../cascade/cascade.ts";
-import type { EdgeDirectory } from "../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../edge/agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError, invalidRequest } from "../../common/errors.ts";

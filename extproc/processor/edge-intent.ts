@@ -3,10 +3,10 @@
  * confident label and `route.edge_intent` is on, the edge model is asked; its label replaces the
  * intent when confident enough. Any failure leaves the input as it was.
  */
-import type { EdgeDirectory } from "../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../edge/agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import type { Message } from "../../common/canonical/types.ts";
-import { classifyOnEdge } from "../routing/intent/edge-classifier.ts";
+import { classifyOnEdge } from "../edge/intent-call.ts";
 import { decidePolicy, decideWithPlugins, type PolicyConfig, type PolicyDecision, type PolicyInput, type PolicyPlugin } from "../routing/policy/index.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";

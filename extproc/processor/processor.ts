@@ -12,7 +12,7 @@ import type { CallPlan } from "../translators/compose.ts";
 import { GatewayError, invalidRequest, toErrorResponse } from "../../common/errors.ts";
 import { CLIENT_CREDENTIAL_HEADERS } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
-import type { EdgeDirectory } from "../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../edge/agents.ts";
 import type { RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import type { CloudSpend } from "../routing/signals.ts";

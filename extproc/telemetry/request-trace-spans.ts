@@ -8,7 +8,8 @@ import type { CascadeEvent } from "../cascade/cascade.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import type { Outcome } from "../processor/outcome.ts";
 import type { Provider } from "../providers/provider.ts";
-import { RequestTrace, type HeaderBag, type SpanError } from "./request-trace.ts";
+import type { HeaderBag } from "../../common/telemetry/trace-context.ts";
+import { RequestTrace, type SpanError } from "./request-trace.ts";
 import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 
 /** `gen_ai.operation.name` of an endpoint (`chat_completions`, `messages` → `chat`). */

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { startOtlpReceiver, SPAN_KIND, STATUS_CODE, type OtlpReceiver } from "../../test/support/otlp-receiver.ts";
-import { extractParent, RequestTrace, TRACE_ID_HEADER } from "./request-trace.ts";
+import { extractParent } from "../../common/telemetry/trace-context.ts";
+import { RequestTrace, TRACE_ID_HEADER } from "./request-trace.ts";
 import { trace } from "@opentelemetry/api";
 import { createTracing } from "../../common/telemetry/tracing.ts";
 

@@ -8,42 +8,13 @@
  * manager. An unsampled request still has a trace id (propagated with the sampled flag off) but
  * records nothing; attribute objects are only built for recording spans.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapSetter, type Tracer } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { HTTP } from "../../common/telemetry/tracing-attributes.ts";
-
-/** Header names as Node and the processor hand them over (lower-case; Node may repeat one). */
-export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
+import { extractParent, propagationHeaders, type HeaderBag } from "../../common/telemetry/trace-context.ts";
 
 /** The response header that gives the client its trace id (`traceresponse` carries it W3C-style too). */
 export const TRACE_ID_HEADER = "x-gearbox-trace-id";
 export const TRACE_RESPONSE_HEADER = "traceresponse";
-
-const PROPAGATOR = new W3CTraceContextPropagator();
-const GETTER: TextMapGetter<HeaderBag> = {
-  keys: (carrier) => Object.keys(carrier),
-  get: (carrier, key) => {
-    const value = carrier[key];
-    return typeof value === "string" ? value : value?.[0];
-  },
-};
-const SETTER: TextMapSetter<Record<string, string>> = {
-  set: (carrier, key, value) => {
-    carrier[key] = value;
-  },
-};
-
-/** The parent context an incoming request names (`traceparent`, `tracestate`); a bad or missing header → the root context. */
-export function extractParent(headers: HeaderBag): Context {
-  return PROPAGATOR.extract(ROOT_CONTEXT, headers, GETTER);
-}
-
-/** `traceparent` (+ `tracestate`) naming `span` as the parent of whatever receives them. */
-export function propagationHeaders(span: Span): Record<string, string> {
-  const out: Record<string, string> = {};
-  PROPAGATOR.inject(trace.setSpan(ROOT_CONTEXT, span), out, SETTER);
-  return out;
-}
 
 /** What ended a span badly: a `GatewayError` fits, so does a plain description. */
 export interface SpanError {

@@ -5,7 +5,7 @@ import type { ChatChunk, ChatRequest, EmbeddingsRequest } from "../../common/can
 import { GatewayError } from "../../common/errors.ts";
 import { fail, ok } from "../../common/result.ts";
 import type { BackendContext, ChatBackend, ChatClient, EmbeddingsBackend } from "./codec.ts";
-import { composeChat, composeEmbeddings, float32Base64 } from "./compose.ts";
+import { composeChat, composeEmbeddings } from "./compose.ts";
 
 const ctx = (): BackendContext => ({ upstreamModel: "stub-embed", forceStreamUsage: false });
 const json = (b: Buffer | undefined): unknown => JSON.parse(b?.toString("utf8") ?? "null");
@@ -33,10 +33,6 @@ const embeddingsRequest = (encodingFormat?: "float" | "base64"): EmbeddingsReque
 };
 
 const respond = (req: EmbeddingsRequest, status: number, body: string) => composeEmbeddings(floatBackend, req, ctx()).response(status, {}, Buffer.from(body));
-
-test("float32Base64 writes little-endian float32 bytes", () => {
-  assert.equal(float32Base64([1, -2]), Buffer.from([0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]).toString("base64"));
-});
 
 test("embeddings: encoding_format base64 turns the backend's floats into base64 float32 in the client body", () => {
   const out = respond(embeddingsRequest("base64"), 200, JSON.stringify({ vectors: VECTORS }));

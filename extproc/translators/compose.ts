@@ -5,7 +5,7 @@
  */
 import type { ChatChunk, ChatRequest, EmbeddingsRequest, Usage } from "../../common/canonical/types.ts";
 import { GatewayError, toErrorResponse } from "../../common/errors.ts";
-import { toOpenAIEmbeddingsResponse } from "../../common/schemas/openai-embeddings.ts";
+import { float32Base64, toOpenAIEmbeddingsResponse } from "../../common/schemas/openai-embeddings.ts";
 import type { BackendContext, ChatBackend, ChatClient, EmbeddingsBackend } from "./codec.ts";
 import type { StreamTranslator, TranslatedChunk, TranslatedResponse, UpstreamRequest } from "./translator.ts";
 
@@ -79,13 +79,6 @@ class ComposedStream implements StreamTranslator {
     if (this.usage) out.usage = this.usage;
     return out;
   }
-}
-
-/** A vector as OpenAI's `encoding_format: "base64"`: little-endian float32, base64. */
-export function float32Base64(vector: number[]): string {
-  const bytes = Buffer.alloc(vector.length * 4);
-  vector.forEach((v, i) => bytes.writeFloatLE(v, i * 4));
-  return bytes.toString("base64");
 }
 
 /** Embeddings for OpenAI-speaking clients on any embeddings backend. */

@@ -10,7 +10,7 @@ import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-up
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { pino } from "pino";
-import type { EdgeDirectory } from "../../extproc/cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../../extproc/edge/agents.ts";
 import { openAIProviderYaml, startGatewayPair, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { PROVIDER_KEY } from "./openai-conformance.ts";
 import { MAX_JSON_DEPTH } from "../../common/schemas/json-depth.ts";

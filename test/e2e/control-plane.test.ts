@@ -25,7 +25,7 @@ import { createOnnxEngine } from "../../edge-agent/engines/onnx.ts";
 import { writeTinyGguf } from "../../edge-agent/model/tiny-gguf.ts";
 import { ModelRegistry } from "../../edge-agent/registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
-import { LiveEdgeAgents } from "../../extproc/cascade/edge-agents.ts";
+import { LiveEdgeAgents } from "../../extproc/edge/agents.ts";
 import type { GatewayConfig } from "../../extproc/config/load.ts";
 import { followControlPlane, type LiveDeps } from "../../extproc/control/follow.ts";
 import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";

@@ -4,7 +4,7 @@
  * `create-semantic-store.ts`) and the `SemanticCache` over them. Off → none. A config the rest of
  * the file cannot satisfy is an error naming the field.
  */
-import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../../edge/agents.ts";
 import type { GatewayConfig } from "../../config/load.ts";
 import { fail, ok, type Result } from "../../../common/result.ts";
 import type { Redis } from "../../store/redis.ts";

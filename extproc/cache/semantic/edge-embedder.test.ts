@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { embeddingVector } from "../../../test/emulators/embeddings.ts";
 import { startOpenAIUpstream } from "../../../test/emulators/openai-upstream.ts";
 import { testConfig } from "../../../test/support/gateway.ts";
-import { EdgeAgents } from "../../cascade/edge-agents.ts";
+import { EdgeAgents } from "../../edge/agents.ts";
 import { EdgeEmbedder } from "./edge-embedder.ts";
 import { EmbeddingError, type EmbeddingErrorCode } from "./embedder-http.ts";
 import { ProviderEmbedder } from "./provider-embedder.ts";

@@ -4,7 +4,7 @@
  * No agent serving the model, a timeout, an error status or a malformed answer reject with an
  * `EmbeddingError`.
  */
-import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../../edge/agents.ts";
 import type { Embedder } from "./embedder.ts";
 import { EmbeddingError, postEmbeddings } from "./embedder-http.ts";
 

@@ -3,7 +3,7 @@
  * the optional edge verifier. A reference the rest of the config cannot satisfy (an unknown
  * provider, verification without an edge model) is an error that names the field.
  */
-import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../../edge/agents.ts";
 import type { GatewayConfig } from "../../config/load.ts";
 import { fail, ok, type Result } from "../../../common/result.ts";
 import { EdgeEmbedder } from "./edge-embedder.ts";

@@ -1,7 +1,7 @@
 /** `cache.semantic` in gearbox.yaml: defaults, a full block, and errors that name the field. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { EdgeAgents } from "../../cascade/edge-agents.ts";
+import { EdgeAgents } from "../../edge/agents.ts";
 import { parseConfigText, resolveConfig } from "../../config/load.ts";
 import { testConfig } from "../../../test/support/gateway.ts";
 import { createEmbedder, createVerifier } from "./embedder-factory.ts";

@@ -10,7 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { testConfig } from "../../../test/support/gateway.ts";
-import { EdgeAgents } from "../../cascade/edge-agents.ts";
+import { EdgeAgents } from "../../edge/agents.ts";
 import { EdgeVerifier, readVerdict, verificationRequest } from "./verifier.ts";
 
 const agents = (address: string) => new EdgeAgents(testConfig(`edge:\n  agents: [{ address: '${address}', models: [tiny] }]\n`).edge);

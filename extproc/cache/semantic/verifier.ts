@@ -6,7 +6,7 @@
  * agent serving the model do not (the cache then answers a miss). Never throws.
  */
 import { readAll, sendUpstream } from "../../http/upstream-client.ts";
-import type { EdgeDirectory } from "../../cascade/edge-agents.ts";
+import type { EdgeDirectory } from "../../edge/agents.ts";
 
 export type VerifyResult =
   | { kind: "same"; confidence: number }

@@ -5,20 +5,12 @@
  * reads the first intent label in its answer; the agent's `x-gearbox-confidence` is the label's
  * confidence. It costs one short edge generation, bounded by `timeout_ms`; a timeout, an error,
  * an answer without a label or a confidence under `min_confidence` leave the intent as it was.
+ *
+ * This file holds the decision's side (the prompt, reading the label); the HTTP call to the agent
+ * is `classifyOnEdge` in `extproc/edge/intent-call.ts`.
  */
 import type { Message } from "../../../common/canonical/types.ts";
-import { readAll, sendUpstream } from "../../http/upstream-client.ts";
 import { INTENTS, type Intent } from "./intents.ts";
-
-export interface EdgeIntentOptions {
-  /** `host:port` of the edge agent. */
-  address: string;
-  model: string;
-  timeoutMs: number;
-  requestId?: string;
-  /** Extra request headers (trace context). */
-  headers?: Record<string, string>;
-}
 
 export type EdgeIntentResult =
   | { kind: "label"; intent: Intent; confidence: number }
@@ -70,25 +62,4 @@ export function parseIntentLabel(answer: string): Intent | undefined {
   if (!match?.[1]) return undefined;
   const label = match[1].replace(/[ -]/g, "_");
   return LABELS.find((l) => l === label || l.replace(/_/g, "") === label.replace(/_/g, ""));
-}
-
-/** Asks the edge agent for the intent of `messages`. Never throws. */
-export async function classifyOnEdge(messages: readonly Message[], options: EdgeIntentOptions): Promise<EdgeIntentResult> {
-  const body = Buffer.from(JSON.stringify(labellingRequest(messages, options.model)));
-  const headers: Record<string, string> = { ...options.headers, "content-type": "application/json", "content-length": String(body.length), ...(options.requestId && { "x-request-id": options.requestId }) };
-  try {
-    const res = await sendUpstream(new URL(`http://${options.address}/v1/chat/completions`), headers, body, AbortSignal.timeout(options.timeoutMs));
-    const bytes = await readAll(res);
-    if (res.statusCode !== 200) return { kind: "failed", reason: `edge_status:${res.statusCode ?? 0}` };
-    const completion = JSON.parse(bytes.toString("utf8")) as { choices?: { message?: { content?: unknown } }[] };
-    const content = completion.choices?.[0]?.message?.content;
-    const answer = typeof content === "string" ? content : "";
-    const intent = parseIntentLabel(answer);
-    if (intent === undefined) return { kind: "no_label", answer: answer.slice(0, 40) };
-    const confidence = Number(res.headers["x-gearbox-confidence"]);
-    return { kind: "label", intent, confidence: Number.isFinite(confidence) ? confidence : 0 };
-  } catch (err) {
-    const name = (err as Error).name;
-    return { kind: "failed", reason: name === "TimeoutError" || name === "AbortError" ? "timeout" : `error:${(err as Error).message.slice(0, 60)}` };
-  }
 }
