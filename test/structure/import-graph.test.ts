@@ -3,6 +3,8 @@
  * itself sees a forbidden import when one is there.
  */
 import assert from "node:assert/strict";
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
 import { describe, it } from "node:test";
 import { REPO } from "../istio/manifests.ts";
 import { importGraph, importsOf, layerViolations } from "./import-graph.ts";
@@ -21,8 +23,15 @@ void describe("import layering", () => {
       'import { g } from "node:fs";',
     ].join("\n");
     assert.deepEqual(
-      importsOf("extproc/cache/exact.ts", text).map((e) => e.to),
-      ["extproc/x/a.ts", "extproc/cache/b.ts", "common/c.ts", "extproc/d.ts", "extproc/cache/f.ts", "extproc/cache/side-effect.ts"],
+      importsOf("extproc/cache/exact.ts", text).map((e) => [e.to, e.typeOnly]),
+      [
+        ["extproc/x/a.ts", false],
+        ["extproc/cache/b.ts", true],
+        ["common/c.ts", false],
+        ["extproc/d.ts", false],
+        ["extproc/cache/f.ts", false],
+        ["extproc/cache/side-effect.ts", false],
+      ],
     );
   });
 
@@ -35,10 +44,15 @@ void describe("import layering", () => {
       { from: "extproc/cache/exact-cache.test.ts", to: "extproc/cascade/edge-agents.ts" },
       { from: "common/schemas/sse.ts", to: "extproc/result.ts" },
       { from: "xds/control-plane.ts", to: "common/telemetry/logger.ts" },
+      { from: "xds/control-plane.ts", to: "extproc/config/load.ts", typeOnly: true },
+      { from: "xds/assignments.ts", to: "extproc/config/schema.ts", typeOnly: false },
+      { from: "xds/control-plane.ts", to: "extproc/processor/processor.ts" },
     ];
     assert.deepEqual(layerViolations(edges), [
       "common/ imports no process (extproc/, xds/, edge-agent/, cli/): common/schemas/sse.ts -> extproc/result.ts",
       "edge-agent/ imports neither extproc/ nor xds/ (shared code lives in common/): edge-agent/server.ts -> extproc/errors.ts",
+      "xds/ does not import extproc/ (shared code lives in common/): xds/assignments.ts -> extproc/config/schema.ts",
+      "xds/ does not import extproc/ (shared code lives in common/): xds/control-plane.ts -> extproc/processor/processor.ts",
       "extproc/routing/ imports no transport (extproc/http/, extproc/grpc/): extproc/routing/intent/edge-classifier.ts -> extproc/http/upstream-client.ts",
       "extproc/cache/ does not import extproc/cascade/: extproc/cache/exact-cache.ts -> extproc/cascade/sse-from-completion.ts",
       "extproc/cache/ does not import extproc/cascade/: extproc/cache/exact-cache.test.ts -> extproc/cascade/edge-agents.ts",
@@ -52,8 +66,6 @@ void describe("import layering", () => {
   });
 });
 
-import { existsSync, statSync } from "node:fs";
-import path from "node:path";
 function existsDir(dir: string): boolean {
   const p = path.join(REPO, dir);
   return existsSync(p) && statSync(p).isDirectory();

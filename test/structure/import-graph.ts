@@ -11,6 +11,8 @@ export interface ImportEdge {
   from: string;
   /** Imported file, repo-relative with forward slashes. */
   to: string;
+  /** `import type` / `export type`: gone at run time. */
+  typeOnly?: boolean;
 }
 
 export interface LayerRule {
@@ -20,11 +22,11 @@ export interface LayerRule {
   from: (file: string) => boolean;
   /** Imported files it forbids for them. */
   forbids: (file: string) => boolean;
-  /** Edges "from -> to" the rule lets through on purpose (documented in ARCHITECTURE/README). */
-  allowed?: ReadonlySet<string>;
+  /** Type-only edges "from -> to" the rule lets through on purpose (documented beside the rule and in the README's layout). */
+  typesAllowed?: ReadonlySet<string>;
 }
 
-const SPEC = /(?:(?:import|export)\s[^;]*?from\s+|import\(\s*|import\s+)(["'])(\.{1,2}\/[^"']+)\1/gs;
+const SPEC = /((?:import|export)\s[^;]*?from\s+|import\(\s*|import\s+)(["'])(\.{1,2}\/[^"']+)\2/gs;
 const SKIP = new Set(["node_modules", "dist", "generated", ".git"]);
 
 const isTest = (file: string): boolean => file.endsWith(".test.ts");
@@ -47,7 +49,8 @@ export function importGraph(root: string, dirs: readonly string[]): ImportEdge[]
 export function importsOf(file: string, text: string): ImportEdge[] {
   return [...text.matchAll(SPEC)].map((m) => ({
     from: file,
-    to: path.posix.normalize(path.posix.join(path.posix.dirname(file), m[2] ?? "")),
+    to: path.posix.normalize(path.posix.join(path.posix.dirname(file), m[3] ?? "")),
+    typeOnly: /^(?:import|export)\s+type\s/.test(m[1] ?? ""),
   }));
 }
 
@@ -72,6 +75,14 @@ export const LAYER_RULES: readonly LayerRule[] = [
     name: "xds/ does not import extproc/ (shared code lives in common/)",
     from: (f) => under("xds")(f) && !isTest(f),
     forbids: under("extproc"),
+    // The config file's types, which every process reads. Moving extproc/config/ to common/ would
+    // drag routing logic along (load.ts checks fallback chains with routing/decide's
+    // resolveProvider), so the control plane takes its types from there: type-only imports.
+    typesAllowed: new Set([
+      "xds/assignments.ts -> extproc/config/schema.ts",
+      "xds/control-plane.ts -> extproc/config/load.ts",
+      "xds/resources/envoy.ts -> extproc/providers/provider.ts",
+    ]),
   },
   {
     name: "extproc/routing/ imports no transport (extproc/http/, extproc/grpc/)",
@@ -90,7 +101,7 @@ export function layerViolations(edges: readonly ImportEdge[], rules: readonly La
   const out: string[] = [];
   for (const rule of rules) {
     for (const e of edges) {
-      if (rule.from(e.from) && rule.forbids(e.to) && !rule.allowed?.has(`${e.from} -> ${e.to}`)) out.push(`${rule.name}: ${e.from} -> ${e.to}`);
+      if (rule.from(e.from) && rule.forbids(e.to) && !(e.typeOnly === true && rule.typesAllowed?.has(`${e.from} -> ${e.to}`))) out.push(`${rule.name}: ${e.from} -> ${e.to}`);
     }
   }
   return out;
