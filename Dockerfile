@@ -26,6 +26,8 @@ COPY common ./common
 COPY extproc ./extproc
 COPY xds ./xds
 COPY edge-agent ./edge-agent
+# `gearbox demo` (cloud stand-in and script; it runs its edge agent with llama.cpp, so it works in the edge-agent image)
+COPY demo ./demo
 COPY proto ./proto
 USER 65532:65532
 # ext_proc gRPC, front door, admin API, metrics, control plane.

@@ -436,16 +436,8 @@ export class RequestProcessor {
     if (this.cascade) {
       if (!endOfStream) return CONTINUE;
       const verdict = this.cascade.verdict(this.responseHeadersSeen, chunk);
-      if (!(verdict instanceof Promise)) {
-        this.runaway?.edgeAnswered(verdict);
-        this.finish();
-        return verdict;
-      }
-      return verdict.then((outcome) => {
-        this.runaway?.edgeAnswered(outcome);
-        this.finish();
-        return outcome;
-      });
+      if (!(verdict instanceof Promise)) return this.cascaded(verdict);
+      return verdict.then((outcome) => this.cascaded(outcome));
     }
     if (!this.spec || !this.plan) return CONTINUE;
     if (this.stream) {
@@ -501,6 +493,15 @@ export class RequestProcessor {
     const mutation = fallbackMutation(answer, this.responseHeadersSeen, { ...failover.headers(), "x-gearbox-request-id": this.requestId, ...this.trace?.responseHeaders(), ...this.ticket?.headers });
     this.finish();
     return { kind: "continue", mutation };
+  }
+
+  /** Ends a cascaded request with its verdict; the record keeps the status the client gets (an upgrade replaces the edge's). */
+  private cascaded(outcome: Outcome): Outcome {
+    this.runaway?.edgeAnswered(outcome);
+    const status = outcome.kind === "respond" ? outcome.response.status : Number(outcome.mutation?.setHeaders?.[":status"] ?? this.status);
+    if (status > 0) this.status = status;
+    this.finish();
+    return outcome;
   }
 
   /** The client went away (or Envoy dropped the stream) before its answer: recorded as 499. */

@@ -134,6 +134,11 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       const { data, response } = await client.chat.completions.create(ASK).withResponse();
       assert.equal(data.choices[0]?.message.content, CLOUD_TEXT);
       assert.match(response.headers.get("x-gearbox-fallback") ?? "", /^edge_status:5\d\d/);
+      // The record says what the client got (the cloud's 200), not the edge's failure.
+      const line = latestGateway().logs.findLast((l) => l.msg === "request");
+      assert.equal(line?.status, 200);
+      assert.equal(line?.route, "cloud");
+      assert.match(String((line?.cascade as Record<string, unknown> | undefined)?.edge_status), /^5\d\d$/);
     });
   });
 }
