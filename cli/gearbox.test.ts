@@ -206,6 +206,12 @@ test("gearbox serve with tenants and auth.required: false says keys are optional
   assert.doesNotMatch(run.stdout, /no tenants configured/);
 });
 
+test("SIGTERM while gearbox serve is still starting (right after its first banner line) drains once it is up: exit 0, not killed", async () => {
+  const run = await gearbox(["serve"], freshDir(), ANY_PORTS, (_stdout, stop) => stop(), /gearbox serve: config/);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /SIGTERM received, draining/);
+});
+
 const VERBS = ["serve", "extproc", "xds", "edge-agent", "tenants", "keys", "limits", "demo"];
 
 test("gearbox --help, -h, help and no command print the usage and exit 0", async () => {

@@ -118,18 +118,13 @@ async function runEdge(args: string[]): Promise<number> {
 
 async function runServer(mode: ServeMode): Promise<number> {
   const { ConfigError, serve } = await import("./serve.ts");
-  let running;
-  try {
-    running = await serve(mode);
-  } catch (err) {
-    // Configuration and listen problems are the operator's to fix: their message, no stack.
-    const problems = err instanceof ConfigError ? err.problems : [startProblem(err)].filter((p) => p !== undefined);
-    if (problems.length === 0) throw err;
-    const lines = problems.length === 1 ? ` ${problems[0]}` : `\n  ${problems.join("\n  ")}`;
-    process.stderr.write(`gearbox ${mode}:${lines}\n`);
-    return 1;
-  }
+  // Signals are taken from the start: one that arrives while the servers start (the banner is
+  // already out) drains them once they are up, instead of killing the process mid-start.
+  let running: Awaited<ReturnType<typeof serve>> | undefined;
+  let received: string | undefined;
   const stop = (signal: string) => {
+    received ??= signal;
+    if (!running) return;
     console.log(`gearbox: ${signal} received, draining`);
     running.stop().then(
       () => process.exit(0),
@@ -141,6 +136,17 @@ async function runServer(mode: ServeMode): Promise<number> {
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
+  try {
+    running = await serve(mode);
+  } catch (err) {
+    // Configuration and listen problems are the operator's to fix: their message, no stack.
+    const problems = err instanceof ConfigError ? err.problems : [startProblem(err)].filter((p) => p !== undefined);
+    if (problems.length === 0) throw err;
+    const lines = problems.length === 1 ? ` ${problems[0]}` : `\n  ${problems.join("\n  ")}`;
+    process.stderr.write(`gearbox ${mode}:${lines}\n`);
+    return 1;
+  }
+  if (received !== undefined) stop(received);
   return new Promise<number>(() => undefined);
 }
 
