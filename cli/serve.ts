@@ -18,6 +18,7 @@ import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts"
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { createSemanticCache, currentEdges } from "../extproc/cache/semantic/create-semantic-cache.ts";
 import { edgeAgentsFor } from "../extproc/processor/config-state.ts";
+import { createRuntimeState } from "../extproc/processor/runtime-state.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
 import { ExtProcStreamStats } from "../extproc/grpc/stream-stats.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
@@ -171,7 +172,8 @@ export async function serve(mode: ServeMode): Promise<Running> {
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),
   });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);
-  let deps: ProcessorDeps = { config, logger, telemetry, providerHealth, plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
+  // Stickiness, the cloud-latency window and the month's spend outlive pushed policies: one per process.
+  let deps: ProcessorDeps = { config, logger, telemetry, providerHealth, runtime: createRuntimeState(), plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     // The config's static agents stay known beside the registered ones (a registration of the same address wins).

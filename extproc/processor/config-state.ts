@@ -1,12 +1,11 @@
 /**
- * State the processor keeps per config (built once, shared by every request under that config)
- * and per process: the routing policy, live routing signals, the static edge-agent set and this
- * month's cloud spend.
+ * What the processor derives from a config, built once and shared by every request under that
+ * config: the routing policy and the static edge-agent set. State that must outlive a config (a
+ * policy pushed by the control plane is a new config) lives in `runtime-state.ts`, not here.
  */
 import { EdgeAgents } from "../edge/agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import { policyConfigFrom, type PolicyConfig } from "../routing/policy/index.ts";
-import { CloudSpend, LatencyWindow, StickyTargets } from "../routing/signals.ts";
 
 /** The routing policy of a config, built once. */
 const POLICIES = new WeakMap<GatewayConfig, PolicyConfig>();
@@ -16,26 +15,13 @@ export function policyFor(config: GatewayConfig): PolicyConfig {
   return policy;
 }
 
-export interface RoutingSignals {
-  sticky: StickyTargets;
-  cloudLatency: LatencyWindow;
-}
-
-/** Per-config live routing signals: conversation stickiness and cloud latency. */
-const SIGNALS = new WeakMap<GatewayConfig, RoutingSignals>();
-export function signalsFor(config: GatewayConfig): RoutingSignals {
-  let signals = SIGNALS.get(config);
-  if (!signals) SIGNALS.set(config, (signals = { sticky: new StickyTargets(), cloudLatency: new LatencyWindow() }));
-  return signals;
-}
-
-/** The process's cloud spend: a month's budget outlives config reloads. */
-export const PROCESS_CLOUD_SPEND = new CloudSpend();
-
-/** One edge-agent set per config (its round-robin turn is shared by every request). */
-const EDGE_AGENTS = new WeakMap<GatewayConfig, EdgeAgents>();
+/**
+ * One edge-agent set per `edge:` section (its round-robin turn is shared by every request); a
+ * pushed policy replaces `route:` only, so the set and its turn carry over.
+ */
+const EDGE_AGENTS = new WeakMap<GatewayConfig["edge"], EdgeAgents>();
 export function edgeAgentsFor(config: GatewayConfig): EdgeAgents {
-  let agents = EDGE_AGENTS.get(config);
-  if (!agents) EDGE_AGENTS.set(config, (agents = new EdgeAgents(config.edge)));
+  let agents = EDGE_AGENTS.get(config.edge);
+  if (!agents) EDGE_AGENTS.set(config.edge, (agents = new EdgeAgents(config.edge)));
   return agents;
 }

@@ -12,12 +12,12 @@ import type { ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError, invalidRequest } from "../../common/errors.ts";
 import { parseRouteHint } from "../routing/decide.ts";
 import { decidePolicy, type PolicyDecision, type PolicyInput } from "../routing/policy/index.ts";
-import type { CloudSpend } from "../routing/signals.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { policyFor } from "./config-state.ts";
 import type { Headers } from "./outcome.ts";
 import { policyInputFor } from "./policy-input.ts";
+import type { RuntimeState } from "./runtime-state.ts";
 import type { ProviderHealth } from "../resilience/provider-health.ts";
 
 /** What the choice reads of the request and the process. */
@@ -26,7 +26,8 @@ export interface EdgeChoiceContext {
   agents: EdgeDirectory;
   headers: Headers;
   endpoint: string | undefined;
-  cloudSpend: CloudSpend;
+  /** The gateway's routing state (stickiness, cloud latency, spend). */
+  runtime: RuntimeState;
   requestId: string;
   trace: RequestTrace | undefined;
   /** Providers' health, for the cascade's upgrade call. */
@@ -56,7 +57,7 @@ export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: Json
   let policy: PolicyDecision | undefined;
   if (model === undefined && !forced && config.edge.default_model !== undefined && agents.serves(config.edge.default_model)) {
     // A cloud model in auto mode: the routing brain may still pick the low gear.
-    policy = decided ?? decidePolicy(policyInputFor(req, hint, config, ctx.headers, ctx.cloudSpend), policyFor(config));
+    policy = decided ?? decidePolicy(policyInputFor(req, hint, config, ctx.headers, ctx.runtime), policyFor(config));
     if (policy.target === "edge") {
       model = config.edge.default_model;
       reason = policy.reason;
@@ -82,5 +83,5 @@ export function policyInputIfConsulted(ctx: EdgeChoiceContext, parsed: ParsedCal
   if (clientRoute !== "auto" || ctx.endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
   const edgeModel = config.edge.default_model;
   if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
-  return policyInputFor(parsed.call.request, clientRoute, config, ctx.headers, ctx.cloudSpend);
+  return policyInputFor(parsed.call.request, clientRoute, config, ctx.headers, ctx.runtime);
 }

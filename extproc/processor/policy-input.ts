@@ -7,11 +7,11 @@ import type { GatewayConfig } from "../config/load.ts";
 import { estimateComplexity } from "../routing/complexity.ts";
 import { classifyIntent } from "../routing/intent/classify.ts";
 import type { PolicyInput } from "../routing/policy/index.ts";
-import type { CloudSpend } from "../routing/signals.ts";
 import type { Headers } from "./outcome.ts";
-import { policyFor, signalsFor } from "./config-state.ts";
+import { policyFor } from "./config-state.ts";
+import type { RuntimeState } from "./runtime-state.ts";
 
-export function policyInputFor(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud", config: GatewayConfig, headers: Headers, cloudSpend: CloudSpend): PolicyInput {
+export function policyInputFor(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud", config: GatewayConfig, headers: Headers, runtime: RuntimeState): PolicyInput {
   const policy = policyFor(config);
   const intent = classifyIntent(req.messages, policy.allowClientIntent ? headers["x-gearbox-intent"] : undefined);
   return {
@@ -22,18 +22,17 @@ export function policyInputFor(req: ChatRequest, clientRoute: "auto" | "edge" | 
     clientRoute,
     model: req.model,
     edgeAvailable: true,
-    ...liveSignals(config, headers, cloudSpend),
+    ...liveSignals(config, headers, runtime),
   };
 }
 
-function liveSignals(config: GatewayConfig, headers: Headers, cloudSpend: CloudSpend): Pick<PolicyInput, "stickyTarget" | "cloudLatencyP50Ms" | "budget"> {
-  const signals = signalsFor(config);
-  const sticky = signals.sticky.get(headers["x-gearbox-conversation-id"]);
-  const latency = signals.cloudLatency.p50();
+function liveSignals(config: GatewayConfig, headers: Headers, runtime: RuntimeState): Pick<PolicyInput, "stickyTarget" | "cloudLatencyP50Ms" | "budget"> {
+  const sticky = runtime.sticky.get(headers["x-gearbox-conversation-id"]);
+  const latency = runtime.cloudLatency.p50();
   const budget = policyFor(config).dynamic.monthlyCloudBudgetUsd;
   return {
     ...(sticky && { stickyTarget: sticky }),
     ...(latency !== undefined && { cloudLatencyP50Ms: latency }),
-    ...(budget !== undefined && { budget: { cloudSpentFraction: cloudSpend.fraction(budget) } }),
+    ...(budget !== undefined && { budget: { cloudSpentFraction: runtime.cloudSpend.fraction(budget) } }),
   };
 }

@@ -15,8 +15,8 @@ import { EdgeCascade } from "../cascade/cascade.ts";
 import type { EdgeDirectory } from "../edge/agents.ts";
 import type { RouteDecision } from "../routing/decide.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
-import type { CloudSpend } from "../routing/signals.ts";
-import { edgeAgentsFor, policyFor, PROCESS_CLOUD_SPEND, signalsFor } from "./config-state.ts";
+import { edgeAgentsFor, policyFor } from "./config-state.ts";
+import { runtimeStateOf, type RuntimeState } from "./runtime-state.ts";
 import { routedEstimate, settlementUsage } from "./admission.ts";
 import { decideConsulted } from "./edge-intent.ts";
 import { authenticate, checkModel, type AuthDeps } from "../governance/auth.ts";
@@ -65,8 +65,8 @@ export interface ProcessorDeps {
   logger: Logger;
   /** Routing policy plugins, loaded at start from `route.plugins`. */
   plugins?: readonly PolicyPlugin[];
-  /** This month's cloud spend (the budget steps' input); one per process unless given. */
-  cloudSpend?: CloudSpend;
+  /** Routing state that outlives a config (stickiness, cloud latency, the month's spend): one per gateway; absent → one for this deps object. */
+  runtime?: RuntimeState;
   /** Live edge agents (the control plane's); absent → the static `edge.agents` of the config. */
   edgeAgents?: EdgeDirectory;
   /** Who may call and how much: authentication and limits. Absent → neither (embedded tests). */
@@ -133,7 +133,8 @@ export class RequestProcessor {
   /** Aborted when the transport gives up on the request: fallback calls stop. */
   private readonly gone = new AbortController();
 
-  private readonly cloudSpend: CloudSpend;
+  /** The gateway's routing state: a pushed policy does not reset it. */
+  private readonly runtime: RuntimeState;
 
   /** The config this request runs under: a policy pushed mid-request applies from the next one. */
   private readonly config: GatewayConfig;
@@ -146,7 +147,7 @@ export class RequestProcessor {
     this.transport = options.transport ?? "ext_proc";
     this.config = deps.config;
     this.plugins = deps.plugins ?? [];
-    this.cloudSpend = deps.cloudSpend ?? PROCESS_CLOUD_SPEND;
+    this.runtime = runtimeStateOf(deps);
     this.cache = new RequestCache(deps, deps.config);
   }
 
@@ -523,7 +524,7 @@ export class RequestProcessor {
   }
 
   private edgeContext(): EdgeChoiceContext {
-    return { config: this.config, agents: this.edgeAgents(), headers: this.requestHeadersSeen, endpoint: this.spec?.name, cloudSpend: this.cloudSpend, requestId: this.requestId, trace: this.trace, health: this.providerHealth };
+    return { config: this.config, agents: this.edgeAgents(), headers: this.requestHeadersSeen, endpoint: this.spec?.name, runtime: this.runtime, requestId: this.requestId, trace: this.trace, health: this.providerHealth };
   }
 
   private reject(error: GatewayError): Outcome {
@@ -573,12 +574,12 @@ export class RequestProcessor {
       attempts: this.failover?.log,
     });
     const cost = record.cost_usd;
-    if (typeof cost === "number") this.cloudSpend.add(cost);
+    if (typeof cost === "number") this.runtime.cloudSpend.add(cost);
     this.settleTicket(cost, error);
     this.runaway?.finished(error);
     const target = record.route === "cache" ? undefined : record.route;
     if (target && !error) {
-      const signals = signalsFor(this.config);
+      const signals = this.runtime;
       signals.sticky.set(this.requestHeadersSeen["x-gearbox-conversation-id"], target);
       if (target === "cloud" && !this.cascade && this.status === 200 && !this.parsed?.stream) signals.cloudLatency.record(performance.now() - this.startedAt);
     }

@@ -6,6 +6,7 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import { createPlugin } from "../routing/policy/index.ts";
 import { CloudSpend } from "../routing/signals.ts";
 import { RequestProcessor } from "./processor.ts";
+import { createRuntimeState } from "./runtime-state.ts";
 import type { Outcome } from "./outcome.ts";
 
 /** Phases without plugins or a cloud upgrade answer synchronously. */
@@ -119,7 +120,7 @@ describe("the dynamic layer's budget input: the cloud spend this replica recorde
   const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   /** A chat call through the processor; a cloud call is answered with `usage`. */
   function call(config: ReturnType<typeof load>, spend: CloudSpend, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) {
-    const p = new RequestProcessor({ config, logger, cloudSpend: spend });
+    const p = new RequestProcessor({ config, logger, runtime: createRuntimeState({ cloudSpend: spend }) });
     p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
     const out = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }] }))));
     assert.ok(out.kind === "continue");
@@ -152,7 +153,7 @@ describe("the dynamic layer's budget input: the cloud spend this replica recorde
     // Two code requests answered by the cloud: 2 × 0.0045 USD of a 0.01 budget = 90 %.
     for (let i = 0; i < 2; i++) call(config, spend, "Write a Python function that parses ISO dates.", { prompt_tokens: 1000, completion_tokens: 200 });
     assert.ok(spend.fraction(0.01) > 0.6);
-    const p = new RequestProcessor({ config, logger, cloudSpend: spend });
+    const p = new RequestProcessor({ config, logger, runtime: createRuntimeState({ cloudSpend: spend }) });
     p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
     const out = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: HARDISH }] }))));
     assert.ok(out.kind === "continue");
