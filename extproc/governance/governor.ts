@@ -26,7 +26,7 @@ import { GatewayError, unreachable } from "../../common/errors.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
 import type { Admission, Grant, LimiterStore } from "../store/limiter.ts";
 import type { Caller } from "./model.ts";
-import { LIMIT_NAMES, METERS, nanoUsd, planChecks, type CallEstimate, type LimitName, type PlannedCheck, type Target } from "./limits.ts";
+import { LIMIT_NAMES, METERS, nanoUsd, planChecks, type CallEstimate, type LimitName, type PlannedCheck, type RouteTarget } from "./limits.ts";
 import { CostAlerts } from "./alerts.ts";
 import { runawayCheck, type RunawayConfig } from "./runaway.ts";
 import { RunawayReplays } from "./runaway-replay.ts";
@@ -44,7 +44,7 @@ export interface AdmitRequest {
   fingerprint?: string;
   /** How a runaway refusal names whose requests repeat (`runawayScope(…).who`); absent → the tenant. */
   repeater?: string;
-  target: Target;
+  target: RouteTarget;
 }
 
 export interface ActualUsage {

@@ -18,6 +18,7 @@
  * - cost = those tokens at the model's list price (`providers/cost.ts`); 0 when unpriced.
  */
 import type { ChatRequest, ContentPart, EmbeddingsRequest, Message } from "../../common/canonical/types.ts";
+import type { RouteTarget } from "../routing/route-header.ts";
 import type { Caller, Limits } from "./model.ts";
 import type { ModelPrice } from "../providers/catalog.ts";
 import { costUsd } from "../providers/cost.ts";
@@ -26,8 +27,8 @@ import type { Check } from "../store/limiter.ts";
 export const LIMIT_NAMES = ["requests_per_second", "tokens_per_minute", "max_concurrent", "daily_cost_usd", "runaway"] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-/** Where a call goes: cost and token budgets apply to the cloud only. */
-export type Target = "cloud" | "edge";
+/** Where a call goes (the routing policy's one target type): cost and token budgets apply to the cloud only. */
+export type { RouteTarget } from "../routing/route-header.ts";
 
 export interface CallEstimate {
   inputTokens: number;
@@ -54,7 +55,7 @@ export interface PlannedCheck {
 }
 
 /** The checks `caller` passes for one call, tenant before key; `runaway` first when given. */
-export function planChecks(caller: Caller, target: Target, estimate: CallEstimate, runaway?: PlannedCheck): PlannedCheck[] {
+export function planChecks(caller: Caller, target: RouteTarget, estimate: CallEstimate, runaway?: PlannedCheck): PlannedCheck[] {
   const scopes: { limits: Limits; rel: string; label: string; key?: PlannedCheck["key"] }[] = [{ limits: caller.tenant.limits, rel: "", label: "tenant" }];
   const key = caller.key;
   if (key?.limits) scopes.push({ limits: key.limits, rel: `k:${key.id}:`, label: `key:${key.id}`, key: { id: key.id, prefix: key.prefix } });

@@ -8,17 +8,19 @@ import type { ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError } from "../../common/errors.ts";
 import { authHeaders, CLIENT_CREDENTIAL_HEADERS, type Provider } from "../providers/provider.ts";
 import { decideRoute, type RouteDecision } from "../routing/decide.ts";
+import type { ClientRoute } from "../routing/route-header.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import type { Headers, Mutation } from "./outcome.ts";
 
 export type CloudRoute = { decision: RouteDecision; plan: CallPlan; mutation: Mutation } | { decision?: RouteDecision; error: GatewayError };
 
 /**
+ * `route`: the client's route as the policy honours it (`clientRoute` in `routing/route-header.ts`);
  * `query`: the client's query string (kept on the upstream path); `strip`: Gearbox's control
  * headers, never forwarded.
  */
-export function cloudRoute(parsed: ParsedCall, requestHeaders: Headers, providers: readonly Provider[], query: string, requestId: string, strip: readonly string[]): CloudRoute {
-  const routed = decideRoute(parsed.model, requestHeaders["x-gearbox-route"], providers);
+export function cloudRoute(parsed: ParsedCall, route: ClientRoute, providers: readonly Provider[], query: string, requestId: string, strip: readonly string[]): CloudRoute {
+  const routed = decideRoute(parsed.model, route, providers);
   if (!routed.ok) return { error: routed.errors[0] ?? new GatewayError(500, "server_error", "No route.") };
   return cloudRouteTo(routed.value, parsed, query, requestId, strip);
 }

@@ -9,8 +9,8 @@ import { EdgeCascade } from "../cascade/cascade.ts";
 import type { EdgeDirectory } from "../edge/agents.ts";
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
-import { GatewayError, invalidRequest } from "../../common/errors.ts";
-import { parseRouteHint } from "../routing/decide.ts";
+import { invalidRequest, type GatewayError } from "../../common/errors.ts";
+import { clientRoute, edgeUnavailable, ROUTE_HEADER } from "../routing/route-header.ts";
 import { decidePolicy, type PolicyDecision, type PolicyInput } from "../routing/policy/index.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
@@ -44,11 +44,11 @@ export interface EdgeChoice {
 }
 
 export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: JsonObject, decided?: PolicyDecision, degraded?: string): EdgeChoice {
-  const parsedHint = parseRouteHint(ctx.headers["x-gearbox-route"]);
-  if (!parsedHint.ok) return { ...(parsedHint.errors[0] && { error: parsedHint.errors[0] }) };
   const { config, agents } = ctx;
   // A client may force a gear only where the policy allows it; a limit that degrades to the edge forces it.
-  const hint = degraded !== undefined ? ("edge" as const) : policyFor(config).allowClientRoute ? parsedHint.value : ("auto" as const);
+  const client = clientRoute(ctx.headers[ROUTE_HEADER], policyFor(config).allowClientRoute);
+  if (!client.ok) return { ...(client.errors[0] && { error: client.errors[0] }) };
+  const hint = degraded !== undefined ? ("edge" as const) : client.value;
   if (hint === "cloud" || ctx.endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return {};
   const req = parsed.call.request;
   const forced = hint === "edge";
@@ -65,23 +65,27 @@ export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: Json
   }
   const consulted = policy ? { policy } : {};
   if (model === undefined) {
-    return forced ? { error: new GatewayError(503, "server_error", "No edge agent is available for this request; it was not sent to a cloud provider.", { code: "edge_unavailable", headers: { "retry-after": "5" } }) } : consulted;
+    return forced ? { error: edgeUnavailable() } : consulted;
   }
   if (req.tools && req.tools.length > 0) {
     return forced ? { error: invalidRequest("Tool calling is off on edge models; this request cannot stay on the edge.", "tools", "tools_unsupported") } : consulted;
   }
   const agent = agents.pick(model, ctx.headers["x-gearbox-node"]);
-  if (!agent) return consulted;
+  if (!agent) {
+    // No agent takes the call after all (all busy, or the set changed since `serves`): a forced
+    // edge is refused, a policy's edge becomes cloud and says so, as when no agent serves the model.
+    if (forced) return { error: edgeUnavailable() };
+    return policy?.target === "edge" ? { policy: { ...policy, target: "cloud", reason: `edge_unavailable;${policy.reason}` } } : consulted;
+  }
   return { ...consulted, cascade: new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: ctx.requestId, routeReason: reason, trace: ctx.trace, health: ctx.health }) };
 }
 
 /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */
 export function policyInputIfConsulted(ctx: EdgeChoiceContext, parsed: ParsedCall): PolicyInput | undefined {
   const { config, agents } = ctx;
-  const hint = parseRouteHint(ctx.headers["x-gearbox-route"]);
-  const clientRoute = hint.ok && policyFor(config).allowClientRoute ? hint.value : "auto";
-  if (clientRoute !== "auto" || ctx.endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
+  const client = clientRoute(ctx.headers[ROUTE_HEADER], policyFor(config).allowClientRoute);
+  if (!client.ok || client.value !== "auto" || ctx.endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
   const edgeModel = config.edge.default_model;
   if (agents.serves(parsed.call.request.model) || edgeModel === undefined || !agents.serves(edgeModel)) return undefined;
-  return policyInputFor(parsed.call.request, clientRoute, config, ctx.headers, ctx.runtime);
+  return policyInputFor(parsed.call.request, client.value, config, ctx.headers, ctx.runtime);
 }

@@ -14,6 +14,7 @@ import { CLIENT_CREDENTIAL_HEADERS } from "../providers/provider.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
 import type { EdgeDirectory } from "../edge/agents.ts";
 import type { RouteDecision } from "../routing/decide.ts";
+import { clientRoute, ROUTE_HEADER } from "../routing/route-header.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import { edgeAgentsFor, policyFor } from "./config-state.ts";
 import { runtimeStateOf, type RuntimeState } from "./runtime-state.ts";
@@ -48,7 +49,7 @@ import { screenProviderHeaders } from "../providers/response-headers.ts";
 import { RunawayStage } from "./runaway-stage.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
-const CONTROL_HEADERS = ["x-gearbox-route", "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint", "x-gearbox-node", "x-gearbox-intent"];
+const CONTROL_HEADERS = [ROUTE_HEADER, "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint", "x-gearbox-node", "x-gearbox-intent"];
 /** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
 const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
 
@@ -352,7 +353,10 @@ export class RequestProcessor {
       this.cascade = edge;
       return { kind: "continue", mutation: edge.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };
     }
-    const cloud = this.failoverRoute(parsed, cloudRoute(parsed, this.requestHeadersSeen, this.config.providers, this.query, this.requestId, CONTROL_HEADERS));
+    // The client's route as the policy honours it: a header the policy ignores does not refuse a cloud call.
+    const client = clientRoute(this.requestHeadersSeen[ROUTE_HEADER], policyFor(this.config).allowClientRoute);
+    if (!client.ok) return this.reject(client.errors[0] ?? invalidRequest("Invalid route header."));
+    const cloud = this.failoverRoute(parsed, cloudRoute(parsed, client.value, this.config.providers, this.query, this.requestId, CONTROL_HEADERS));
     this.decision = cloud.decision;
     if ("error" in cloud) return this.reject(cloud.error);
     this.plan = cloud.plan;

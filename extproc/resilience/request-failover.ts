@@ -9,7 +9,8 @@
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import type { Headers } from "../processor/outcome.ts";
-import { parseRouteHint, type RouteDecision } from "../routing/decide.ts";
+import type { RouteDecision } from "../routing/decide.ts";
+import { clientRoute, ROUTE_HEADER } from "../routing/route-header.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import { answerFailure, statusFailure, type FailureCause } from "./failure-cause.ts";
@@ -104,10 +105,10 @@ export class RequestFailover {
   }
 }
 
-/** `edge` is a last resort only for a call the edge could take: chat without tools, the client not insisting on the cloud. */
+/** `edge` is a last resort only for a call the edge could take: chat without tools, the client not forcing the cloud (where the policy lets it). */
 function edgeAllowed(setup: FailoverSetup): boolean {
   const call = setup.parsed.call;
   if (call.endpoint !== "chat" || (call.request.tools?.length ?? 0) > 0) return false;
-  const hint = parseRouteHint(setup.requestHeaders["x-gearbox-route"]);
+  const hint = clientRoute(setup.requestHeaders[ROUTE_HEADER], setup.config.route.allow_client_route);
   return hint.ok && hint.value !== "cloud";
 }

@@ -1,29 +1,23 @@
 /**
- * Route decision: which gear serves a call. A pure function over the call's model, the caller's
- * `x-gearbox-route` header and the provider catalog; it says why, for `x-gearbox-reason`.
+ * Cloud route decision: which provider serves a call and under which model name. A pure
+ * function over the call's model, the client's route (`x-gearbox-route` as `route-header.ts`
+ * reads it, already `auto` when the policy ignores clients) and the provider catalog; it says
+ * why, for `x-gearbox-reason`. Whether the call goes to an edge agent instead is decided
+ * before this (`processor/edge-choice.ts`); a client route of `edge` reaching here means no
+ * edge agent could take it.
  */
-import { GatewayError, invalidRequest } from "../../common/errors.ts";
+import { GatewayError } from "../../common/errors.ts";
 import type { Provider } from "../providers/provider.ts";
 import { fail, ok, type Result } from "../../common/result.ts";
-
-export type RouteTarget = "cloud";
+import { edgeUnavailable, type ClientRoute, type RouteTarget } from "./route-header.ts";
 
 export interface RouteDecision {
-  target: RouteTarget;
+  /** A provider decision is always the cloud gear. */
+  target: Extract<RouteTarget, "cloud">;
   provider: Provider;
   /** The model name the provider knows. */
   upstreamModel: string;
   reason: string;
-}
-
-const ROUTE_HINTS = ["auto", "edge", "cloud"] as const;
-type RouteHint = (typeof ROUTE_HINTS)[number];
-
-export function parseRouteHint(value: string | undefined): Result<RouteHint, GatewayError> {
-  if (value === undefined || value === "") return ok("auto");
-  const hint = value.trim().toLowerCase();
-  if ((ROUTE_HINTS as readonly string[]).includes(hint)) return ok(hint as RouteHint);
-  return fail(invalidRequest(`Header 'x-gearbox-route' must be one of auto, edge, cloud; got '${value}'.`, "x-gearbox-route", "invalid_route_hint"));
 }
 
 /**
@@ -44,26 +38,19 @@ export function resolveProvider(model: string, providers: readonly Provider[]): 
   return fail(new GatewayError(404, "not_found_error", `No provider serves model '${model}'.`, { param: "model", code: "model_not_found" }));
 }
 
-export function decideRoute(model: string, routeHeader: string | undefined, providers: readonly Provider[]): Result<RouteDecision, GatewayError> {
-  const hint = parseRouteHint(routeHeader);
-  if (!hint.ok) return hint;
-  switch (hint.value) {
+export function decideRoute(model: string, route: ClientRoute, providers: readonly Provider[]): Result<RouteDecision, GatewayError> {
+  switch (route) {
     case "edge":
-      // No edge agent is registered in this build of the pipeline; the caller asked for the
-      // edge explicitly (data that must stay in), so it is refused rather than sent to a cloud.
-      return fail(
-        new GatewayError(503, "server_error", "No edge agent is available for this request; it was not sent to a cloud provider.", {
-          code: "edge_unavailable",
-          headers: { "retry-after": "5" },
-        }),
-      );
+      // The client forced the edge (data that must stay in) and no edge agent took the call:
+      // refused rather than sent to a cloud.
+      return fail(edgeUnavailable());
     case "auto":
     case "cloud": {
       const resolved = resolveProvider(model, providers);
       if (!resolved.ok) return resolved;
-      return ok({ target: "cloud", ...resolved.value, reason: hint.value === "cloud" ? `client_hint_cloud;${resolved.value.reason}` : resolved.value.reason });
+      return ok({ target: "cloud", ...resolved.value, reason: route === "cloud" ? `client_hint_cloud;${resolved.value.reason}` : resolved.value.reason });
     }
     default:
-      return hint.value satisfies never;
+      return route satisfies never;
   }
 }
