@@ -18,7 +18,7 @@ const floatBackend: EmbeddingsBackend = {
   response(body) {
     const parsed: unknown = JSON.parse(body.toString("utf8"));
     if (typeof parsed !== "object" || parsed === null || !("vectors" in parsed) || !Array.isArray(parsed.vectors)) {
-      return fail(new GatewayError(502, "upstream_error", "stub: malformed embeddings", { code: "invalid_upstream_response" }));
+      return fail(new GatewayError(502, "upstream_error", "stub: malformed embeddings", { code: "upstream_malformed" }));
     }
     const vectors = parsed.vectors as number[][];
     return ok({ model: "", data: vectors.map((embedding, index) => ({ index, embedding })), usage: { inputTokens: 3, outputTokens: 0, totalTokens: 3 } });
@@ -72,7 +72,7 @@ test("embeddings: an upstream error status becomes an OpenAI-shaped error body w
 test("embeddings: a malformed success body is the backend's 502", () => {
   const out = respond(embeddingsRequest(), 200, JSON.stringify({ nope: true }));
   assert.equal(out.status, 502);
-  assert.deepEqual(json(out.body), { error: { message: "stub: malformed embeddings", type: "upstream_error", param: null, code: "invalid_upstream_response" } });
+  assert.deepEqual(json(out.body), { error: { message: "stub: malformed embeddings", type: "upstream_error", param: null, code: "upstream_malformed" } });
   assert.equal(out.usage, undefined);
 });
 

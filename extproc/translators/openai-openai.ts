@@ -15,6 +15,7 @@ import { GatewayError, toErrorResponse } from "../../common/errors.ts";
 import type { BackendContext } from "./codec.ts";
 import type { CallPlan } from "./compose.ts";
 import { upstreamError } from "./upstream-error.ts";
+import { readUpstreamJson } from "./upstream-json.ts";
 import type { Headers, StreamTranslator, TranslatedChunk, TranslatedResponse } from "./translator.ts";
 
 const JSON_HEADERS: Headers = { "content-type": "application/json" };
@@ -82,12 +83,7 @@ export function planOpenAIToOpenAIEmbeddings(req: EmbeddingsRequest, ctx: Backen
 
 /** Success: unchanged bytes, usage read. Error: unchanged if OpenAI-shaped, else shaped. */
 function readJsonResponse(status: number, headers: Headers, body: Buffer): TranslatedResponse {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString("utf8"));
-  } catch {
-    json = undefined;
-  }
+  const json = readUpstreamJson(body);
   if (status >= 400) {
     const clientShaped = isObject(json) && isObject(json.error) && typeof json.error.message === "string";
     return { error: { error: upstreamError(status, headers, body), clientShaped } };
@@ -216,10 +212,6 @@ class ChunkNormalizer {
 }
 
 function parseEvent(data: string): JsonObject | undefined {
-  try {
-    const json: unknown = JSON.parse(data);
-    return isObject(json) ? json : undefined;
-  } catch {
-    return undefined;
-  }
+  const json = readUpstreamJson(data);
+  return isObject(json) ? json : undefined;
 }

@@ -1,10 +1,12 @@
 /**
- * Which translator carries a call: the client's schema × the provider's kind. Every pair is a
- * named module (`<client>-<backend>.ts`); this table only picks one.
+ * Which translator carries a call: the client's schema × the protocol the provider's kind speaks.
+ * Every pair is a named module (`<client>-<backend>.ts`); the typed tables below only pick one,
+ * so a client schema or provider kind without an entry fails to compile, and one that reaches
+ * here anyway at run time throws instead of taking another API's branch.
  */
 import type { ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
-import { GatewayError } from "../../common/errors.ts";
-import type { Provider } from "../providers/provider.ts";
+import { GatewayError, unreachable } from "../../common/errors.ts";
+import type { Provider, ProviderKind } from "../providers/provider.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import { planAnthropicToAnthropic } from "./anthropic-anthropic.ts";
 import { planAnthropicToGemini } from "./anthropic-gemini.ts";
@@ -15,34 +17,78 @@ import type { CallPlan } from "./compose.ts";
 import { planOpenAIToAnthropic } from "./openai-anthropic.ts";
 import { planOpenAIToGemini, planOpenAIToGeminiEmbeddings } from "./openai-gemini.ts";
 import { planOpenAIToOllama, planOpenAIToOllamaEmbeddings } from "./openai-ollama.ts";
-import { openAIRoute, planOpenAIToOpenAIChat, planOpenAIToOpenAIEmbeddings } from "./openai-openai.ts";
+import { openAIRoute, planOpenAIToOpenAIChat, planOpenAIToOpenAIEmbeddings, type OpenAIRoute } from "./openai-openai.ts";
 
 export type ClientSchema = "openai" | "anthropic";
 
-export function planChat(client: ClientSchema, provider: Provider, req: ChatRequest, raw: JsonObject, ctx: BackendContext): CallPlan {
-  const route = () => openAIRoute("chat/completions", ctx.upstreamModel, provider.params, provider.kind === "azure-openai" ? provider.apiVersion : undefined);
-  switch (provider.kind) {
+/** The API a provider speaks: every OpenAI-compatible kind (Azure included) speaks OpenAI's. */
+export type BackendProtocol = "openai" | "anthropic" | "gemini" | "ollama";
+
+export function backendProtocol(kind: ProviderKind): BackendProtocol {
+  switch (kind) {
     case "openai":
     case "openai-compatible":
     case "azure-openai":
-      return client === "openai" ? planOpenAIToOpenAIChat(req, ctx, route()) : planAnthropicToOpenAI(req, ctx, route());
+      return "openai";
     case "anthropic":
-      return client === "openai" ? planOpenAIToAnthropic(req, ctx) : planAnthropicToAnthropic(raw, req.model, ctx);
     case "gemini":
-      return client === "openai" ? planOpenAIToGemini(req, ctx) : planAnthropicToGemini(req, ctx);
     case "ollama":
-      return client === "openai" ? planOpenAIToOllama(req, ctx) : planAnthropicToOllama(req, ctx);
+      return kind;
     default:
-      return provider.kind satisfies never;
+      return unreachable(kind, "provider kind");
   }
 }
 
-export function planEmbeddings(provider: Provider, req: EmbeddingsRequest, ctx: BackendContext): CallPlan {
-  switch (provider.kind) {
+/** What a chat translator is given; `raw` is the client's body, for the byte-preserving pairs. */
+interface ChatCall {
+  provider: Provider;
+  req: ChatRequest;
+  raw: JsonObject;
+  ctx: BackendContext;
+}
+
+type ChatPlanner = (call: ChatCall) => CallPlan;
+
+function openAIPath(operation: "chat/completions" | "embeddings", provider: Provider, ctx: BackendContext): OpenAIRoute {
+  return openAIRoute(operation, ctx.upstreamModel, provider.params, provider.kind === "azure-openai" ? provider.apiVersion : undefined);
+}
+
+const FROM_OPENAI: Readonly<Record<BackendProtocol, ChatPlanner>> = {
+  openai: (c) => planOpenAIToOpenAIChat(c.req, c.ctx, openAIPath("chat/completions", c.provider, c.ctx)),
+  anthropic: (c) => planOpenAIToAnthropic(c.req, c.ctx),
+  gemini: (c) => planOpenAIToGemini(c.req, c.ctx),
+  ollama: (c) => planOpenAIToOllama(c.req, c.ctx),
+};
+
+const FROM_ANTHROPIC: Readonly<Record<BackendProtocol, ChatPlanner>> = {
+  openai: (c) => planAnthropicToOpenAI(c.req, c.ctx, openAIPath("chat/completions", c.provider, c.ctx)),
+  anthropic: (c) => planAnthropicToAnthropic(c.raw, c.req.model, c.ctx),
+  gemini: (c) => planAnthropicToGemini(c.req, c.ctx),
+  ollama: (c) => planAnthropicToOllama(c.req, c.ctx),
+};
+
+/** The translators an API's clients can reach, one per backend protocol. */
+function chatTranslators(client: ClientSchema): Readonly<Record<BackendProtocol, ChatPlanner>> {
+  switch (client) {
     case "openai":
-    case "openai-compatible":
-    case "azure-openai":
-      return planOpenAIToOpenAIEmbeddings(req, ctx, openAIRoute("embeddings", ctx.upstreamModel, provider.params, provider.kind === "azure-openai" ? provider.apiVersion : undefined));
+      return FROM_OPENAI;
+    case "anthropic":
+      return FROM_ANTHROPIC;
+    default:
+      return unreachable(client, "client schema");
+  }
+}
+
+export function planChat(client: ClientSchema, provider: Provider, req: ChatRequest, raw: JsonObject, ctx: BackendContext): CallPlan {
+  const plan = chatTranslators(client)[backendProtocol(provider.kind)];
+  return plan({ provider, req, raw, ctx });
+}
+
+export function planEmbeddings(provider: Provider, req: EmbeddingsRequest, ctx: BackendContext): CallPlan {
+  const protocol = backendProtocol(provider.kind);
+  switch (protocol) {
+    case "openai":
+      return planOpenAIToOpenAIEmbeddings(req, ctx, openAIPath("embeddings", provider, ctx));
     case "gemini":
       return planOpenAIToGeminiEmbeddings(req, ctx);
     case "ollama":
@@ -53,6 +99,6 @@ export function planEmbeddings(provider: Provider, req: EmbeddingsRequest, ctx: 
         code: "embeddings_unsupported",
       });
     default:
-      return provider.kind satisfies never;
+      return unreachable(protocol, "backend protocol");
   }
 }

@@ -1,6 +1,7 @@
 /** Upstream error bodies → OpenAI-shaped errors, status kept (shared by all translators). */
 import { GatewayError, type ErrorType } from "../../common/errors.ts";
 import { isObject } from "../../common/schemas/fields.ts";
+import { readUpstreamJson } from "./upstream-json.ts";
 
 const TYPE_BY_STATUS: Record<number, ErrorType> = {
   400: "invalid_request_error",
@@ -25,19 +26,18 @@ export function upstreamError(status: number, headers: Record<string, string>, b
   let message = `Upstream returned HTTP ${status}`;
   let code: string | undefined;
   let param: string | undefined;
-  try {
-    const json: unknown = JSON.parse(body.toString("utf8"));
-    const inner = isObject(json) && isObject(json.error) ? json.error : isObject(json) ? json : undefined;
-    if (inner) {
-      if (typeof inner.message === "string") message = inner.message;
-      else if (isObject(json) && typeof json.error === "string") message = json.error;
-      if (typeof inner.code === "string") code = inner.code;
-      else if (typeof inner.code === "number") code = String(inner.code);
-      if (typeof inner.param === "string") param = inner.param;
-    }
-  } catch {
+  const json = readUpstreamJson(body);
+  if (json === undefined) {
     const text = body.toString("utf8").trim();
     if (text) message = text.slice(0, 500);
+  }
+  const inner = isObject(json) && isObject(json.error) ? json.error : isObject(json) ? json : undefined;
+  if (inner) {
+    if (typeof inner.message === "string") message = inner.message;
+    else if (isObject(json) && typeof json.error === "string") message = json.error;
+    if (typeof inner.code === "string") code = inner.code;
+    else if (typeof inner.code === "number") code = String(inner.code);
+    if (typeof inner.param === "string") param = inner.param;
   }
   const keep: Record<string, string> = {};
   if (headers["retry-after"]) keep["retry-after"] = headers["retry-after"];

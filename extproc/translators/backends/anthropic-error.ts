@@ -13,6 +13,7 @@ import { GatewayError } from "../../../common/errors.ts";
 import { isObject } from "../../../common/schemas/fields.ts";
 import type { Headers } from "../translator.ts";
 import { errorTypeForStatus, upstreamError } from "../upstream-error.ts";
+import { readUpstreamJson } from "../upstream-json.ts";
 
 /** Anthropic's "overloaded" status. */
 export const ANTHROPIC_OVERLOADED_STATUS = 529;
@@ -52,13 +53,7 @@ function errorFields(json: unknown): AnthropicErrorFields | undefined {
 /** An HTTP error response (status >= 400) → the error the client should see. */
 export function anthropicError(status: number, headers: Headers, body: Buffer): GatewayError {
   const shown = clientStatus(status);
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString("utf8"));
-  } catch {
-    json = undefined;
-  }
-  const fields = errorFields(json);
+  const fields = errorFields(readUpstreamJson(body));
   if (!fields) return upstreamError(shown, headers, body);
   const keep: Record<string, string> = {};
   if (headers["retry-after"]) keep["retry-after"] = headers["retry-after"];

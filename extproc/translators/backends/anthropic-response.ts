@@ -18,6 +18,7 @@ import type { AssistantMessage, ChatResponse, ToolCall } from "../../../common/c
 import type { GatewayError } from "../../../common/errors.ts";
 import { fail, ok, type Result } from "../../../common/result.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 import { emptyUsageCounts, finishReasonFor, JSON_RESPONSE_TOOL, malformedAnthropic, mergeUsageCounts, toCanonicalUsage } from "./anthropic-wire.ts";
 
 /** Shown as `refusal` when Anthropic refuses without an explanation. */
@@ -32,12 +33,9 @@ export function refusalText(stopDetails: unknown): string {
 
 /** Parses a complete message body; a body that is not an Anthropic message is a 502. */
 export function parseAnthropicMessage(body: Buffer, fallbackModel: string): Result<ChatResponse, GatewayError> {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString("utf8"));
-  } catch (err) {
-    return fail(malformedAnthropic("message (invalid JSON)", err));
-  }
+  const parsed = parseUpstreamJson(body, "message");
+  if (!parsed.ok) return parsed;
+  const json = parsed.value;
   if (!isObject(json) || !Array.isArray(json.content)) return fail(malformedAnthropic("message ('content' is missing)"));
   const read = readBlocks(json.content.filter(isObject));
   const stopReason = str(json.stop_reason) ?? null;

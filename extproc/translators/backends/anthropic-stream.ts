@@ -29,6 +29,7 @@ import { SseParser } from "../../../common/schemas/sse.ts";
 import type { BackendContext, ChatStreamDecoder } from "../codec.ts";
 import { anthropicStreamError } from "./anthropic-error.ts";
 import { refusalText } from "./anthropic-response.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 import { emptyUsageCounts, finishReasonFor, JSON_RESPONSE_TOOL, malformedAnthropic, mergeUsageCounts, toCanonicalUsage } from "./anthropic-wire.ts";
 
 type Delta = ChunkChoice["delta"];
@@ -78,12 +79,9 @@ export class AnthropicStreamDecoder implements ChatStreamDecoder {
 
   private handle(data: string, out: ChatChunk[]): void {
     if (data === "") return;
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch (err) {
-      throw malformedAnthropic("stream event (invalid JSON)", err);
-    }
+    const parsed = parseUpstreamJson(data, "stream event");
+    if (!parsed.ok) throw parsed.errors[0];
+    const json = parsed.value;
     if (!isObject(json) || typeof json.type !== "string") throw malformedAnthropic("stream event (no 'type')");
     if (json.type === "ping") return;
     if (json.type === "error") throw anthropicStreamError(json);

@@ -5,8 +5,9 @@
  * the request side is typed in full.
  */
 import type { FinishReason, Usage } from "../../../common/canonical/types.ts";
-import { GatewayError } from "../../../common/errors.ts";
+import type { GatewayError } from "../../../common/errors.ts";
 import { isObject } from "../../../common/schemas/fields.ts";
+import { upstreamMalformed } from "../upstream-json.ts";
 
 /** The `anthropic-version` header Gearbox speaks. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -188,5 +189,5 @@ export function toCanonicalUsage(c: AnthropicUsageCounts): Usage {
 
 /** A 502 for an Anthropic body or event that is not what the API promises. */
 export function malformedAnthropic(what: string, cause?: unknown): GatewayError {
-  return new GatewayError(502, "upstream_error", `The upstream sent a malformed ${what}.`, { code: "upstream_malformed", cause });
+  return upstreamMalformed(`The upstream sent a malformed ${what}.`, cause);
 }

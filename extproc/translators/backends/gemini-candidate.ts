@@ -18,6 +18,7 @@
 import type { FinishReason, Usage } from "../../../common/canonical/types.ts";
 import { GatewayError } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
+import { upstreamMalformed } from "../upstream-json.ts";
 
 /** What one candidate (or one streamed slice of it) carries. */
 export interface CandidateSlice {
@@ -141,7 +142,7 @@ export function noContentError(slice: Pick<CandidateSlice, "finishReason" | "fin
 
 /** A body that is not a `GenerateContentResponse` at all. */
 export function notAResponse(what: string): GatewayError {
-  return new GatewayError(502, "upstream_error", `Gemini sent ${what}, not a GenerateContentResponse`, { code: "invalid_upstream_response" });
+  return upstreamMalformed(`Gemini sent ${what}, not a GenerateContentResponse`);
 }
 
 /**

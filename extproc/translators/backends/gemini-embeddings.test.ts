@@ -52,6 +52,6 @@ test("malformed embeddings responses are 502s", () => {
   for (const body of ["nope", "{}", JSON.stringify({ embeddings: [{ values: ["x"] }] }), JSON.stringify({ embedding: {} })]) {
     const result = geminiEmbeddingsBackend.response(Buffer.from(body), {}, ctx());
     assert.ok(!result.ok, body);
-    assert.deepEqual([result.errors[0]?.status, result.errors[0]?.code], [502, "invalid_upstream_response"], body);
+    assert.deepEqual([result.errors[0]?.status, result.errors[0]?.code], [502, "upstream_malformed"], body);
   }
 });

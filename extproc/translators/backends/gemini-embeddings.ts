@@ -9,13 +9,14 @@
  * `composeEmbeddings`'s job.
  */
 import type { EmbeddingsRequest, EmbeddingsResponse } from "../../../common/canonical/types.ts";
-import { GatewayError, invalidRequest } from "../../../common/errors.ts";
+import { invalidRequest, type GatewayError } from "../../../common/errors.ts";
 import { fail, ok, type Result } from "../../../common/result.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { EmbeddingsBackend } from "../codec.ts";
 import { num } from "./gemini-candidate.ts";
 import { geminiError } from "./gemini-error.ts";
 import { GEMINI_HEADERS, geminiModelId, geminiModelPath } from "./gemini-model.ts";
+import { parseUpstreamJson, upstreamMalformed } from "../upstream-json.ts";
 
 const isVector = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x));
 
@@ -24,7 +25,7 @@ function isTextInput(input: EmbeddingsRequest["input"]): input is string[] {
 }
 
 function malformed(what: string, cause?: unknown): GatewayError {
-  return new GatewayError(502, "upstream_error", `Gemini sent a malformed embeddings response: ${what}.`, { code: "invalid_upstream_response", cause });
+  return upstreamMalformed(`Gemini sent a malformed embeddings response: ${what}.`, cause);
 }
 
 /** The upstream path and body for an embeddings request. */
@@ -65,13 +66,8 @@ export const geminiEmbeddingsBackend: EmbeddingsBackend = {
     return { path, headers: { ...GEMINI_HEADERS }, body: Buffer.from(JSON.stringify(body)) };
   },
   response(body, _headers, ctx) {
-    let json: unknown;
-    try {
-      json = JSON.parse(body.toString("utf8"));
-    } catch (err) {
-      return fail(malformed("not JSON", err));
-    }
-    return parseGeminiEmbeddings(json, ctx.upstreamModel);
+    const json = parseUpstreamJson(body, "embeddings response", "Gemini");
+    return json.ok ? parseGeminiEmbeddings(json.value, ctx.upstreamModel) : json;
   },
   error: geminiError,
 };

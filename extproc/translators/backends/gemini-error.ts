@@ -10,18 +10,14 @@ import { GatewayError } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { Headers } from "../translator.ts";
 import { errorTypeForStatus, upstreamError } from "../upstream-error.ts";
+import { readUpstreamJson } from "../upstream-json.ts";
 
 const RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo";
 const DURATION = /^(\d+(?:\.\d+)?)s$/;
 
 /** An error response body (status >= 400) → the error the client should see. */
 export function geminiError(status: number, headers: Headers, body: Buffer): GatewayError {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString("utf8"));
-  } catch {
-    return upstreamError(status, headers, body);
-  }
+  const json = readUpstreamJson(body);
   return isObject(json) && isObject(json.error) ? googleStatusError(status, json.error, headers) : upstreamError(status, headers, body);
 }
 

@@ -144,7 +144,7 @@ const FAILURES: Record<string, { code: string; message: RegExp }> = {
   [`${G}unary-failure-with-message-no-content`]: { code: "OTHER", message: /^Gemini returned no content \(OTHER\): Model failed to generate content due to internal error\.$/ },
   [`${V}unary-failure-empty-content`]: { code: "NO_CONTENT", message: /no finishReason/ },
   [`${V}unary-failure-malformed-content`]: { code: "NO_CONTENT", message: /no finishReason/ },
-  [`${V}unary-failure-invalid-response`]: { code: "invalid_upstream_response", message: /not a GenerateContentResponse/ },
+  [`${V}unary-failure-invalid-response`]: { code: "upstream_malformed", message: /not a GenerateContentResponse/ },
 };
 
 for (const [name, want] of Object.entries(FAILURES)) {
@@ -160,7 +160,7 @@ for (const [name, want] of Object.entries(FAILURES)) {
 
 test("malformed bodies: not JSON, not an object, an error object with status 200", () => {
   const notJson = geminiBackend.response(Buffer.from("<html>"), {}, CTX);
-  assert.ok(!notJson.ok && notJson.errors[0]?.status === 502 && notJson.errors[0].code === "invalid_upstream_response");
+  assert.ok(!notJson.ok && notJson.errors[0]?.status === 502 && notJson.errors[0].code === "upstream_malformed");
   const array = geminiBackend.response(Buffer.from("[]"), {}, CTX);
   assert.ok(!array.ok && array.errors[0]?.status === 502);
   const error = geminiBackend.response(Buffer.from(JSON.stringify({ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } })), {}, CTX);

@@ -174,7 +174,7 @@ test("recorded failures: a bare error after events throws its status at end(); i
   const early = midStream.push(geminiStreamBytes(`${V}streaming-failure-error-mid-stream`));
   assert.equal(content(early), "First Second ", "the events before the error are delivered");
   rejects(() => midStream.end(), 502, "CANCELLED", /^The operation was cancelled\.$/);
-  rejects(() => decode(geminiStreamBytes(`${V}streaming-failure-invalid-json`)), 502, "invalid_upstream_response");
+  rejects(() => decode(geminiStreamBytes(`${V}streaming-failure-invalid-json`)), 502, "upstream_malformed");
   rejects(() => decode(geminiStreamBytes(`${V}streaming-failure-empty-content`)), 502, "stream_truncated", /before candidate 0 finished/);
   rejects(() => decode(geminiStreamBytes(`${G}streaming-failure-image-rejected`)), 400, "INVALID_ARGUMENT", /^Request contains an invalid argument\.$/);
 });
@@ -186,12 +186,12 @@ test("malformed streams throw GatewayErrors", () => {
   rejects(() => decode(full.subarray(0, full.length - 10)), 502, "stream_truncated", /middle of an event/);
   rejects(() => decode(sse(text)), 502, "stream_truncated", /before candidate 0 finished/);
   rejects(() => decode(Buffer.alloc(0)), 502, "stream_truncated", /without sending a response/);
-  rejects(() => geminiBackend.stream(CTX).push(Buffer.from("data: {not json}\n\n")), 502, "invalid_upstream_response", /not valid JSON/);
+  rejects(() => geminiBackend.stream(CTX).push(Buffer.from("data: {not json}\n\n")), 502, "upstream_malformed", /invalid JSON/);
   const quota = { error: { code: 429, message: "Resource has been exhausted", status: "RESOURCE_EXHAUSTED" } };
   rejects(() => geminiBackend.stream(CTX).push(sse(text, quota)), 429, "RESOURCE_EXHAUSTED");
   const bare = Buffer.concat([sse(text), Buffer.from(`${JSON.stringify(quota, null, 2)}\n\n`), sse(done)]);
   for (let cut = 0; cut < bare.length; cut += 7) rejects(() => decode(bare, cut === 0 ? [] : [cut]), 429, "RESOURCE_EXHAUSTED", /exhausted/);
-  rejects(() => decode(Buffer.from(`${JSON.stringify(done)}\n\n`)), 502, "invalid_upstream_response", /without 'data:'/);
+  rejects(() => decode(Buffer.from(`${JSON.stringify(done)}\n\n`)), 502, "upstream_malformed", /without 'data:'/);
   rejects(() => decode(sse({ candidates: [{ finishReason: "MALFORMED_FUNCTION_CALL" }] })), 502, "MALFORMED_FUNCTION_CALL");
   const stray = { candidates: [{ content: { parts: [{ functionCall: { partialArgs: [{ jsonPath: "$.a", stringValue: "x" }] } }] } }] };
   rejects(() => decode(sse(stray)), 502, "malformed_function_call");

@@ -22,6 +22,7 @@ import { googleStatusError, statusOfGoogleError } from "./gemini-error.ts";
 import { FunctionCallAssembler } from "./gemini-function-calls.ts";
 import { responseMeta, toToolCall, type ResponseMeta } from "./gemini-response.ts";
 import { GeminiSseFramer, type GeminiBlock } from "./gemini-sse.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 
 interface CandidateState {
   readonly assembler: FunctionCallAssembler;
@@ -38,13 +39,9 @@ function truncated(message: string): GatewayError {
 /** One block → the response object it carries; errors and garbage throw. */
 function parseBlock(block: GeminiBlock, unterminated: boolean): JsonObject {
   const text = block.kind === "data" ? block.data : block.text;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    if (unterminated) throw truncated("Gemini's stream ended in the middle of an event.");
-    throw new GatewayError(502, "upstream_error", "Gemini sent a stream event that is not valid JSON.", { code: "invalid_upstream_response", cause: err });
-  }
+  const parsed = parseUpstreamJson(text, "stream event", "Gemini");
+  if (!parsed.ok) throw unterminated ? truncated("Gemini's stream ended in the middle of an event.") : parsed.errors[0];
+  const json = parsed.value;
   if (isObject(json) && isObject(json.error)) throw googleStatusError(statusOfGoogleError(json.error), json.error);
   if (block.kind === "raw") throw notAResponse("a stream block without 'data:'");
   if (!isObject(json) || !(Array.isArray(json.candidates) || isObject(json.promptFeedback) || isObject(json.usageMetadata))) {

@@ -7,7 +7,6 @@
  * `gemini-function-calls.ts` (function calls, streamed ones included), `gemini-error.ts`
  * (Google errors), `gemini-embeddings.ts` (embeddings backend).
  */
-import { GatewayError } from "../../../common/errors.ts";
 import { fail } from "../../../common/result.ts";
 import { isObject } from "../../../common/schemas/fields.ts";
 import type { ChatBackend } from "../codec.ts";
@@ -16,6 +15,7 @@ import { GEMINI_HEADERS, geminiModelPath } from "./gemini-model.ts";
 import { toGeminiRequest } from "./gemini-request.ts";
 import { parseGeminiResponse } from "./gemini-response.ts";
 import { GeminiStreamDecoder } from "./gemini-stream.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 
 export { geminiEmbeddingsBackend } from "./gemini-embeddings.ts";
 
@@ -27,12 +27,9 @@ export const geminiBackend: ChatBackend = {
     return { path, headers: { ...GEMINI_HEADERS }, body: Buffer.from(JSON.stringify(body)) };
   },
   response(body, _headers, ctx) {
-    let json: unknown;
-    try {
-      json = JSON.parse(body.toString("utf8"));
-    } catch (err) {
-      return fail(new GatewayError(502, "upstream_error", "Gemini sent a response body that is not JSON.", { code: "invalid_upstream_response", cause: err }));
-    }
+    const parsed = parseUpstreamJson(body, "response body", "Gemini");
+    if (!parsed.ok) return parsed;
+    const json = parsed.value;
     if (isObject(json) && isObject(json.error)) return fail(googleStatusError(statusOfGoogleError(json.error), json.error));
     return parseGeminiResponse(json, ctx);
   },

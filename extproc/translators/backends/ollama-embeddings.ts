@@ -10,6 +10,7 @@ import { fail, ok, type Result } from "../../../common/result.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { EmbeddingsBackend } from "../codec.ts";
 import { malformedOllama, ollamaError } from "./ollama-errors.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 
 /** The embeddings path below the provider's base path. */
 export const OLLAMA_EMBED_PATH = "/api/embed";
@@ -54,13 +55,8 @@ export const ollamaEmbeddingsBackend: EmbeddingsBackend = {
     return { path: OLLAMA_EMBED_PATH, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)) };
   },
   response(body) {
-    let json: unknown;
-    try {
-      json = JSON.parse(body.toString("utf8"));
-    } catch (err) {
-      return fail(malformedOllama("embeddings response (invalid JSON)", err));
-    }
-    return parseOllamaEmbedResponse(json);
+    const json = parseUpstreamJson(body, "embeddings response", "Ollama");
+    return json.ok ? parseOllamaEmbedResponse(json.value) : json;
   },
   error: ollamaError,
 };

@@ -7,6 +7,7 @@ import { GatewayError } from "../../../common/errors.ts";
 import { isObject } from "../../../common/schemas/fields.ts";
 import type { Headers } from "../translator.ts";
 import { upstreamError } from "../upstream-error.ts";
+import { upstreamMalformed } from "../upstream-json.ts";
 
 const MODEL_NOT_FOUND = /\bmodel\b.*\bnot found\b/i;
 /** Gin's body for a route it does not know: Ollama was reached at the wrong path. */
@@ -14,7 +15,7 @@ const GIN_NOT_FOUND = "404 page not found";
 
 /** A 502 for an Ollama body that is not what its API promises. */
 export function malformedOllama(what: string, cause?: unknown): GatewayError {
-  return new GatewayError(502, "upstream_error", `Ollama sent a malformed ${what}.`, { code: "upstream_malformed", cause });
+  return upstreamMalformed(`Ollama sent a malformed ${what}.`, cause);
 }
 
 /** A 502 for a stream that stopped before Ollama's final `"done": true` line. */

@@ -8,6 +8,7 @@ import type { ChatChunk, ChunkChoice } from "../../../common/canonical/types.ts"
 import { GatewayError } from "../../../common/errors.ts";
 import type { ChatStreamDecoder } from "../codec.ts";
 import { malformedOllama, ollamaErrorMessage, truncatedOllamaStream } from "./ollama-errors.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 import { newOllamaResponseId, nowSeconds, ollamaFinishReason, readOllamaChatObject, toCanonicalCall, type OllamaChatObject } from "./ollama-response.ts";
 
 const LF = 0x0a;
@@ -66,13 +67,9 @@ export class OllamaStreamDecoder implements ChatStreamDecoder {
   }
 
   private decode(line: string, unterminated: boolean): ChatChunk[] {
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch (err) {
-      if (unterminated) throw truncatedOllamaStream("ended in the middle of a line");
-      throw malformedOllama("stream line (invalid JSON)", err);
-    }
+    const parsed = parseUpstreamJson(line, "stream line", "Ollama");
+    if (!parsed.ok) throw unterminated ? truncatedOllamaStream("ended in the middle of a line") : parsed.errors[0];
+    const json = parsed.value;
     const upstreamMessage = ollamaErrorMessage(json);
     if (upstreamMessage !== undefined) throw new GatewayError(502, "upstream_error", upstreamMessage, { code: "upstream_stream_error" });
     if (this.done) throw malformedOllama("stream (a line after the final \"done\": true line)");

@@ -10,13 +10,14 @@
  */
 import type { ChatResponse } from "../../../common/canonical/types.ts";
 import type { GatewayError } from "../../../common/errors.ts";
-import { fail, type Result } from "../../../common/result.ts";
+import type { Result } from "../../../common/result.ts";
 import type { ChatBackend, ChatStreamDecoder } from "../codec.ts";
 import type { Headers } from "../translator.ts";
-import { malformedOllama, ollamaError } from "./ollama-errors.ts";
+import { ollamaError } from "./ollama-errors.ts";
 import { toOllamaChatRequest } from "./ollama-request.ts";
 import { newOllamaResponseId, parseOllamaChatResponse } from "./ollama-response.ts";
 import { OllamaStreamDecoder } from "./ollama-stream.ts";
+import { parseUpstreamJson } from "../upstream-json.ts";
 
 export { ollamaEmbeddingsBackend } from "./ollama-embeddings.ts";
 
@@ -32,13 +33,8 @@ export const ollamaBackend: ChatBackend = {
     return { path: OLLAMA_CHAT_PATH, headers: { ...JSON_HEADERS }, body: Buffer.from(JSON.stringify(body)) };
   },
   response(body): Result<ChatResponse, GatewayError> {
-    let json: unknown;
-    try {
-      json = JSON.parse(body.toString("utf8"));
-    } catch (err) {
-      return fail(malformedOllama("chat response (invalid JSON)", err));
-    }
-    return parseOllamaChatResponse(json, newOllamaResponseId());
+    const json = parseUpstreamJson(body, "chat response", "Ollama");
+    return json.ok ? parseOllamaChatResponse(json.value, newOllamaResponseId()) : json;
   },
   error: ollamaError,
   stream(): ChatStreamDecoder {

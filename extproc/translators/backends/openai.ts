@@ -13,20 +13,13 @@ import { parseOpenAIEmbeddingsResponse, toOpenAIEmbeddingsRequest } from "../../
 import { SseParser } from "../../../common/schemas/sse.ts";
 import type { ChatBackend, ChatStreamDecoder, EmbeddingsBackend } from "../codec.ts";
 import { upstreamError } from "../upstream-error.ts";
+import { parseUpstreamJson, readUpstreamJson, upstreamMalformed } from "../upstream-json.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
 /** A 502 for an upstream body that is not what its API promises. */
 export function malformedUpstream(what: string, cause?: unknown): GatewayError {
-  return new GatewayError(502, "upstream_error", `The upstream sent a malformed ${what}.`, { code: "upstream_malformed", cause });
-}
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString("utf8"));
-  } catch {
-    return undefined;
-  }
+  return upstreamMalformed(`The upstream sent a malformed ${what}.`, cause);
 }
 
 export const openaiChatBackend: ChatBackend = {
@@ -36,7 +29,7 @@ export const openaiChatBackend: ChatBackend = {
     return { path: "/chat/completions", headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(toOpenAIChatRequest(upstream))) };
   },
   response(body): Result<ChatResponse, GatewayError> {
-    const parsed = parseOpenAIChatResponse(parseJson(body));
+    const parsed = parseOpenAIChatResponse(readUpstreamJson(body));
     return parsed.ok ? parsed : fail(malformedUpstream("chat completion"));
   },
   error: upstreamError,
@@ -66,12 +59,9 @@ class OpenAIStreamDecoder implements ChatStreamDecoder {
         this.done = true;
         continue;
       }
-      let json: unknown;
-      try {
-        json = JSON.parse(d);
-      } catch (err) {
-        throw malformedUpstream("stream event (invalid JSON)", err);
-      }
+      const event = parseUpstreamJson(d, "stream event");
+      if (!event.ok) throw event.errors[0];
+      const json = event.value;
       if (isObject(json) && isObject(json.error)) {
         const message = typeof json.error.message === "string" ? json.error.message : "Upstream stream error";
         throw new GatewayError(502, "upstream_error", message, { code: "upstream_stream_error" });
@@ -89,7 +79,7 @@ export const openaiEmbeddingsBackend: EmbeddingsBackend = {
     return { path: "/embeddings", headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(toOpenAIEmbeddingsRequest({ ...req, model: ctx.upstreamModel }))) };
   },
   response(body): Result<EmbeddingsResponse, GatewayError> {
-    const parsed = parseOpenAIEmbeddingsResponse(parseJson(body));
+    const parsed = parseOpenAIEmbeddingsResponse(readUpstreamJson(body));
     return parsed.ok ? ok(parsed.value) : fail(malformedUpstream("embeddings response"));
   },
   error: upstreamError,

@@ -1,0 +1,104 @@
+/**
+ * The selection table: every client schema × every provider kind reaches the translator named
+ * for the pair, seen from outside — the upstream path and body schema say which backend, the
+ * shape of an error the backend sends says which client — and an unknown client schema or
+ * provider kind throws instead of falling into another API's branch.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { GatewayError } from "../../common/errors.ts";
+import { parseOpenAIChatRequest } from "../../common/schemas/openai-chat-request.ts";
+import { parseOpenAIEmbeddingsRequest } from "../../common/schemas/openai-embeddings.ts";
+import { PROVIDER_KINDS, type ProviderKind } from "../providers/catalog.ts";
+import type { Provider } from "../providers/provider.ts";
+import { backendProtocol, planChat, planEmbeddings, type ClientSchema } from "./select.ts";
+
+const CTX = { upstreamModel: "up-m", forceStreamUsage: false };
+const RAW = { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 10 };
+
+function provider(kind: ProviderKind): Provider {
+  return {
+    name: `p-${kind}`,
+    kind,
+    baseUrl: new URL("http://127.0.0.1:1/v1"),
+    basePath: "/v1",
+    auth: "none",
+    keySource: "none",
+    models: new Set(),
+    aliases: new Map(),
+    pricing: new Map(),
+    params: {},
+    ...(kind === "azure-openai" && { apiVersion: "2024-10-21" }),
+    isDefault: false,
+    timeoutMs: 1000,
+  };
+}
+
+function chatRequest() {
+  const parsed = parseOpenAIChatRequest(RAW);
+  assert.ok(parsed.ok);
+  return parsed.value;
+}
+
+function embeddingsRequest() {
+  const parsed = parseOpenAIEmbeddingsRequest({ model: "m", input: ["hi"] });
+  assert.ok(parsed.ok);
+  return parsed.value;
+}
+
+/** Upstream path per provider kind: the backend the table picked. */
+const PATH: Record<ProviderKind, string> = {
+  openai: "/chat/completions",
+  "openai-compatible": "/chat/completions",
+  "azure-openai": "/deployments/up-m/chat/completions?api-version=2024-10-21",
+  anthropic: "/messages",
+  gemini: "/models/up-m:generateContent",
+  ollama: "/api/chat",
+};
+
+/** A plain-text upstream error as each client schema shapes it: the client the table picked. */
+const ERROR_BODY: Record<ClientSchema, unknown> = {
+  openai: { error: { message: "boom", type: "invalid_request_error", param: null, code: null } },
+  anthropic: { type: "error", error: { type: "invalid_request_error", message: "boom" } },
+};
+
+for (const client of ["openai", "anthropic"] as const) {
+  for (const kind of PROVIDER_KINDS) {
+    void test(`chat: ${client} client × ${kind} provider`, () => {
+      const plan = planChat(client, provider(kind), chatRequest(), { ...RAW }, CTX);
+      assert.equal(plan.upstream.path, PATH[kind]);
+      const body = JSON.parse(plan.upstream.body?.toString("utf8") ?? "null") as Record<string, unknown>;
+      assert.equal("contents" in body, backendProtocol(kind) === "gemini", "Gemini's body has contents, the others messages");
+      // A same-schema pair is byte-preserving: it leaves an error it did not shape to the processor,
+      // which writes the client's shape; a translating pair shapes it as its client expects.
+      const shown = plan.response(400, {}, Buffer.from("boom"));
+      assert.equal(shown.error?.error.message, "boom");
+      if (client === backendProtocol(kind)) assert.equal(shown.body, undefined);
+      else assert.deepEqual(JSON.parse(shown.body?.toString("utf8") ?? "null"), ERROR_BODY[client]);
+    });
+  }
+}
+
+void test("embeddings: each provider kind's embeddings path, and a 400 for Anthropic, which has none", () => {
+  const req = embeddingsRequest();
+  const paths = Object.fromEntries(
+    PROVIDER_KINDS.filter((k) => k !== "anthropic").map((k) => [k, planEmbeddings(provider(k), req, CTX).upstream.path]),
+  );
+  assert.deepEqual(paths, {
+    openai: "/embeddings",
+    "openai-compatible": "/embeddings",
+    "azure-openai": "/deployments/up-m/embeddings?api-version=2024-10-21",
+    gemini: "/models/up-m:embedContent",
+    ollama: "/api/embed",
+  });
+  assert.throws(
+    () => planEmbeddings(provider("anthropic"), req, CTX),
+    (err: unknown) => err instanceof GatewayError && err.status === 400 && err.code === "embeddings_unsupported",
+  );
+});
+
+void test("an unknown client schema or provider kind throws rather than taking another API's branch", () => {
+  assert.throws(() => planChat("gemini" as ClientSchema, provider("openai"), chatRequest(), { ...RAW }, CTX), /Unhandled client schema: "gemini"/);
+  assert.throws(() => planChat("openai", provider("bedrock" as ProviderKind), chatRequest(), { ...RAW }, CTX), /Unhandled provider kind: "bedrock"/);
+  assert.throws(() => planEmbeddings(provider("bedrock" as ProviderKind), embeddingsRequest(), CTX), /Unhandled provider kind: "bedrock"/);
+});
