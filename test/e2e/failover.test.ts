@@ -64,7 +64,7 @@ function yaml(resilience: string, openaiUrl = openai.baseURL): string {
   return (
     `providers:\n` +
     `  - { name: openai, kind: openai, base_url: '${openaiUrl}', api_key_env: OK, models: [gpt-4o-mini, gpt-4.1] }\n` +
-    `  - { name: anthropic, kind: anthropic, base_url: '${anthropic.providerBaseURL}', api_key_env: AK, models: [claude-haiku-4-5] }\n` +
+    `  - { name: anthropic, kind: anthropic, base_url: '${anthropic.baseURL}', api_key_env: AK, models: [claude-haiku-4-5] }\n` +
     `resilience:\n${resilience}`
   );
 }

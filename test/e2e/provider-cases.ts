@@ -96,7 +96,7 @@ export const BACKENDS: BackendCase[] = [
       return {
         providerName: "anthropic",
         origin: up.url,
-        providerYaml: `  - { name: anthropic, kind: anthropic, base_url: '${up.providerBaseURL}', api_key_env: TEST_PROVIDER_KEY, default: true }\n`,
+        providerYaml: `  - { name: anthropic, kind: anthropic, base_url: '${up.baseURL}', api_key_env: TEST_PROVIDER_KEY, default: true }\n`,
         queueText(stream) {
           const fixture = "vercel-ai/anthropic/anthropic-text";
           up.queue({ fixture, pacing: { splitEvents: true } });

@@ -13,7 +13,7 @@ const KEY = "sk-provider-key-for-errors";
 test("Anthropic 429 → OpenAI RateLimitError 429 with retry-after; 529 overloaded → 503", async () => {
   const up = await startAnthropicUpstream({ apiKey: KEY });
   // No retries: the provider's errors themselves are what this test reads (`resilience/retrying.test.ts` has the retries).
-  const gateway = await startTestGateway(testConfig(`providers:\n  - { name: a, kind: anthropic, base_url: '${up.providerBaseURL}', api_key_env: K }\nresilience: { retry: { max_attempts: 1 } }\n`, { K: KEY }));
+  const gateway = await startTestGateway(testConfig(`providers:\n  - { name: a, kind: anthropic, base_url: '${up.baseURL}', api_key_env: K }\nresilience: { retry: { max_attempts: 1 } }\n`, { K: KEY }));
   try {
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client", maxRetries: 0 });
     up.queue({ error: { type: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit" }, status: 429, headers: { "retry-after": "7" } });

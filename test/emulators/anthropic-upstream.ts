@@ -15,11 +15,11 @@
  *
  * Every request is recorded (rejected ones too), and streams the client left are counted.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { emulatorApi, replayPaced, sendBytes as send, startEmulator, type RecordedRequest, type UpstreamEmulator } from "./emulator-base.ts";
 import { hasFixture, loadChunkLines, readFixtureBytes } from "./fixtures.ts";
-import { DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
-import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
+import type { AbortCounter } from "./http-helpers.ts";
+import { DEFAULT_PACING, planSseWrites, type StreamPacing } from "./sse.ts";
 
 /** An Anthropic error the emulator writes itself (nothing was recorded): type and message. */
 export interface AnthropicErrorSpec {
@@ -44,22 +44,6 @@ export interface AnthropicQueuedResponse {
   pacing?: Partial<StreamPacing>;
 }
 
-/** A request as it reached the upstream. */
-export interface RecordedAnthropicRequest {
-  method: string;
-  /** Path without query string, e.g. `/v1/messages`. */
-  path: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  /** Parsed body when it is JSON, else `undefined`. */
-  json: unknown;
-  /** The fixture replayed, once chosen. */
-  fixture?: string;
-  /** For a streamed answer: filled in when the stream ends or the client leaves. */
-  stream?: StreamOutcome;
-}
-
 /** Construction options; all optional. */
 export interface AnthropicUpstreamOptions {
   /** When set, requests must present this key (`x-api-key` or `Authorization: Bearer`), or get Anthropic's 401. */
@@ -70,25 +54,13 @@ export interface AnthropicUpstreamOptions {
   pacing?: Partial<StreamPacing>;
 }
 
-/** A running emulator. */
-export interface AnthropicUpstream {
-  /** `http://127.0.0.1:<port>`: what the Anthropic SDK takes as `baseURL` (it adds `/v1/messages`). */
-  readonly url: string;
-  /** `url` + `/v1`: what a Gearbox provider takes as `base_url` (Gearbox adds `/messages`). */
-  readonly providerBaseURL: string;
-  readonly port: number;
-  /** Every request received, in order. */
-  readonly requests: RecordedAnthropicRequest[];
-  /** Streams whose client disconnected before the end. */
-  readonly aborted: number;
-  /** Queued responses not yet consumed. */
-  readonly pending: number;
+/**
+ * A running emulator. `url` is what the Anthropic SDK takes as `baseURL` (it adds `/v1/messages`);
+ * `baseURL` (`url` + `/v1`) is what a Gearbox provider takes as `base_url` (Gearbox adds `/messages`).
+ */
+export interface AnthropicUpstream extends UpstreamEmulator {
   /** Queues responses; throws at once for a fixture with no recorded form, or an entry with neither fixture nor error. */
   queue(...responses: AnthropicQueuedResponse[]): void;
-  /** Resolves once `aborted` reaches `count` (default 1); rejects after `timeoutMs` (default 2000). */
-  waitForAborted(count?: number, timeoutMs?: number): Promise<void>;
-  /** Drops open connections and stops listening. */
-  close(): Promise<void>;
 }
 
 /** Anthropic's status for each error type it documents. */
@@ -130,8 +102,7 @@ function reject(status: number, type: string, message: string): Rejection {
 }
 
 function sendBytes(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers, "content-length": String(body.length) });
-  res.end(body);
+  send(res, status, "application/json", headers, body);
 }
 
 function sendError(res: ServerResponse, rejection: Rejection, headers: Record<string, string>): void {
@@ -150,7 +121,7 @@ function presentedKey(headers: IncomingHttpHeaders): string | undefined {
 }
 
 /** Auth, route, version header and the body fields Anthropic requires, in the order Anthropic checks them. */
-function validate(record: RecordedAnthropicRequest, apiKey: string | undefined): Rejection | undefined {
+function validate(record: RecordedRequest, apiKey: string | undefined): Rejection | undefined {
   const key = presentedKey(record.headers);
   if (apiKey !== undefined && key === undefined) return reject(401, "authentication_error", "x-api-key header is required");
   if (apiKey !== undefined && key !== apiKey) return reject(401, "authentication_error", "invalid x-api-key");
@@ -180,11 +151,8 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
   const defaultFixture = options.defaultFixture ?? "vercel-ai/anthropic/anthropic-text";
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const queue: AnthropicQueuedResponse[] = [];
-  const requests: RecordedAnthropicRequest[] = [];
-  const aborts = new AbortCounter();
-  let served = 0;
 
-  async function replay(res: ServerResponse, record: RecordedAnthropicRequest, base: Record<string, string>): Promise<void> {
+  async function replay(res: ServerResponse, record: RecordedRequest, base: Record<string, string>, aborts: AbortCounter): Promise<void> {
     const entry = queue.shift() ?? { fixture: defaultFixture };
     const headers = { ...base, ...entry.headers };
     if (entry.error !== undefined) {
@@ -206,59 +174,23 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       events = [...events.slice(0, entry.streamError.afterEvents), `event: error\ndata: ${error}\n\n`];
     }
     const pacing: StreamPacing = { ...basePacing, ...entry.pacing };
-    res.writeHead(status, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers });
-    res.flushHeaders();
-    res.socket?.setNoDelay(true);
-    const outcome = await writePaced(res, planSseWrites(events, pacing), pacing.delayMs);
-    record.stream = outcome;
-    if (outcome.aborted) {
-      aborts.increment();
-    }
+    const head = { status, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers } };
+    await replayPaced(res, record, aborts, head, planSseWrites(events, pacing), pacing.delayMs);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    const url = req.url ?? "/";
-    const record: RecordedAnthropicRequest = {
-      method: req.method ?? "GET",
-      path: url.split("?")[0] ?? "/",
-      url,
-      headers: req.headers,
-      body,
-      json: parseJson(body),
-    };
-    requests.push(record);
-    served += 1;
-    const base = { "request-id": `req_emulator_${served}` };
-    const rejection = validate(record, options.apiKey);
-    if (rejection !== undefined) return sendError(res, rejection, base);
-    return replay(res, record, base);
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) res.destroy(err instanceof Error ? err : new Error(String(err)));
-      else sendError(res, misuse(err instanceof Error ? err.message : String(err)), {});
-    });
-  });
-  await new Promise<void>((resolve, rejectListen) => {
-    server.once("error", rejectListen);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://127.0.0.1:${port}`;
-
-  return {
-    url,
-    providerBaseURL: `${url}/v1`,
-    port,
-    requests,
-    get aborted() {
-      return aborts.count;
+  const running = await startEmulator<RecordedRequest>({
+    handle(record, res, { served, aborts }) {
+      const base = { "request-id": `req_emulator_${served}` };
+      const rejection = validate(record, options.apiKey);
+      if (rejection !== undefined) return sendError(res, rejection, base);
+      return replay(res, record, base, aborts);
     },
-    get pending() {
-      return queue.length;
+    misuse(res, message) {
+      sendError(res, misuse(message), {});
     },
+  });
+
+  const own: Pick<AnthropicUpstream, "queue"> = {
     queue(...responses) {
       for (const response of responses) {
         if (response.error === undefined) {
@@ -270,11 +202,6 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
         queue.push(response);
       }
     },
-    waitForAborted(count = 1, timeoutMs = 2000) {
-      return aborts.waitFor(count, timeoutMs);
-    },
-    close() {
-      return closeServer(server);
-    },
   };
+  return emulatorApi(running, { baseURL: `${running.url}/v1`, pending: () => queue.length }, own);
 }

@@ -20,12 +20,12 @@
  * recorded, rejected ones too, and streams the client left are counted in `aborted`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { emulatorApi, replayPaced, sendBytes, startEmulator, type RecordedRequest, type UpstreamEmulator } from "./emulator-base.ts";
 import { embeddingVector } from "./embeddings.ts";
 import { fixturePath, hasFixture, loadChunkLines, readFixtureBytes } from "./fixtures.ts";
-import { DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
-import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
+import type { AbortCounter } from "./http-helpers.ts";
+import { DEFAULT_PACING, planSseWrites, type StreamPacing } from "./sse.ts";
 
 /** The model methods the emulator serves. */
 export type GeminiAction = "generateContent" | "streamGenerateContent" | "embedContent" | "batchEmbedContents";
@@ -42,22 +42,10 @@ export interface GeminiQueuedResponse {
   pacing?: Partial<StreamPacing>;
 }
 
-/** A request as it reached the upstream. */
-export interface GeminiRecordedRequest {
-  method: string;
-  /** Path without query, e.g. `/v1beta/models/gemini-2.5-flash:generateContent`. */
-  path: string;
-  /** Path with query, as sent. */
-  url: string;
-  /** Model id and method, when the path named them. */
+/** A request as it reached the upstream, with the model and method its path named. */
+export interface GeminiRecordedRequest extends RecordedRequest {
   model?: string;
   action?: GeminiAction;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  /** Parsed body when it is JSON. */
-  json: unknown;
-  fixture?: string;
-  stream?: StreamOutcome;
 }
 
 /** Construction options; all optional. */
@@ -69,25 +57,10 @@ export interface GeminiUpstreamOptions {
   pacing?: Partial<StreamPacing>;
 }
 
-/** A running emulator. */
-export interface GeminiUpstream {
-  /** `http://127.0.0.1:<port>`: `@google/genai`'s `httpOptions.baseUrl`. */
-  readonly url: string;
-  /** `url` + `/v1beta`: a Gearbox provider's `base_url`. */
-  readonly baseURL: string;
-  readonly port: number;
-  /** Every request received, in order. */
-  readonly requests: GeminiRecordedRequest[];
-  /** Streams whose client disconnected before the end. */
-  readonly aborted: number;
-  /** Queued responses not yet consumed. */
-  readonly pending: number;
+/** A running emulator: `url` is `@google/genai`'s `httpOptions.baseUrl`; `baseURL` (`url` + `/v1beta`) a Gearbox provider's `base_url`. */
+export interface GeminiUpstream extends UpstreamEmulator<GeminiRecordedRequest> {
   /** Queues responses; throws at once for a fixture with no `.json`, `.chunks.txt` or `.txt`. */
   queue(...responses: GeminiQueuedResponse[]): void;
-  /** Resolves once `aborted` reaches `count` (default 1); rejects after `timeoutMs` (default 2000). */
-  waitForAborted(count?: number, timeoutMs?: number): Promise<void>;
-  /** Drops open connections and stops listening. */
-  close(): Promise<void>;
 }
 
 /** Google's error body (google.rpc.Status). */
@@ -147,8 +120,7 @@ function errorBodyOf(name: string): Buffer | undefined {
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
-  res.writeHead(status, { "content-type": "application/json; charset=UTF-8", ...headers, "content-length": String(body.length) });
-  res.end(body);
+  sendBytes(res, status, "application/json; charset=UTF-8", headers, body);
 }
 
 function sendError(res: ServerResponse, error: GoogleError): void {
@@ -185,10 +157,8 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
   const defaultFixture = options.defaultFixture ?? "vercel-ai/google/google-text";
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const queue: GeminiQueuedResponse[] = [];
-  const requests: GeminiRecordedRequest[] = [];
-  const aborts = new AbortCounter();
 
-  async function generate(res: ServerResponse, record: GeminiRecordedRequest, streaming: boolean): Promise<void> {
+  async function generate(res: ServerResponse, record: GeminiRecordedRequest, streaming: boolean, aborts: AbortCounter): Promise<void> {
     const entry = queue.shift() ?? { fixture: defaultFixture };
     record.fixture = entry.fixture;
     const status = entry.status ?? 200;
@@ -201,13 +171,8 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
     const events = geminiStreamEvents(entry.fixture);
     if (events === undefined) return sendError(res, googleError(500, "INTERNAL", `emulator: fixture ${entry.fixture} has no stream`));
     const pacing: StreamPacing = { ...basePacing, ...entry.pacing };
-    res.writeHead(status, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
-    res.flushHeaders();
-    res.socket?.setNoDelay(true);
-    record.stream = await writePaced(res, planSseWrites(events, pacing), pacing.delayMs);
-    if (record.stream.aborted) {
-      aborts.increment();
-    }
+    const head = { status, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers } };
+    await replayPaced(res, record, aborts, head, planSseWrites(events, pacing), pacing.delayMs);
   }
 
   function embedding(res: ServerResponse, record: GeminiRecordedRequest, model: string, batch: boolean): void {
@@ -230,64 +195,43 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
     send(res, 200, {}, Buffer.from(JSON.stringify({ embeddings })));
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    const url = new URL(req.url ?? "/", "http://emulator");
-    const record: GeminiRecordedRequest = { method: req.method ?? "GET", path: url.pathname, url: req.url ?? "/", headers: req.headers, body, json: parseJson(body) };
-    requests.push(record);
-    const route = ROUTE.exec(url.pathname);
-    if (route) {
-      record.model = decodeURIComponent(route[1] ?? "");
-      record.action = route[2] as GeminiAction;
-    }
-    const header = req.headers["x-goog-api-key"];
-    const key = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("key") ?? undefined;
-    if (options.apiKey !== undefined && key === undefined) return sendError(res, missingKey());
-    if (options.apiKey !== undefined && key !== options.apiKey) return sendError(res, invalidKey());
-    if (record.method !== "POST" || record.action === undefined || record.model === undefined) {
-      return sendError(res, googleError(404, "NOT_FOUND", `emulator: no such method: ${record.method} ${url.pathname}`));
-    }
-    if (record.json === undefined) return sendError(res, invalidArgument("Invalid JSON payload received. Unexpected token."));
-    switch (record.action) {
-      case "generateContent":
-        return generate(res, record, false);
-      case "streamGenerateContent":
-        if (url.searchParams.get("alt") !== "sse") return sendError(res, invalidArgument("emulator: streamGenerateContent is served with alt=sse only."));
-        return generate(res, record, true);
-      case "embedContent":
-        return embedding(res, record, record.model, false);
-      case "batchEmbedContents":
-        return embedding(res, record, record.model, true);
-      default: {
-        const never: never = record.action;
-        throw new Error(`Unhandled action ${String(never)}`);
+  const running = await startEmulator<GeminiRecordedRequest>({
+    extend(plain) {
+      const route = ROUTE.exec(new URL(plain.url, "http://emulator").pathname);
+      return route ? { ...plain, model: decodeURIComponent(route[1] ?? ""), action: route[2] as GeminiAction } : plain;
+    },
+    handle(record, res, { aborts }) {
+      const url = new URL(record.url, "http://emulator");
+      const header = record.headers["x-goog-api-key"];
+      const key = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("key") ?? undefined;
+      if (options.apiKey !== undefined && key === undefined) return sendError(res, missingKey());
+      if (options.apiKey !== undefined && key !== options.apiKey) return sendError(res, invalidKey());
+      if (record.method !== "POST" || record.action === undefined || record.model === undefined) {
+        return sendError(res, googleError(404, "NOT_FOUND", `emulator: no such method: ${record.method} ${url.pathname}`));
       }
-    }
-  }
+      if (record.json === undefined) return sendError(res, invalidArgument("Invalid JSON payload received. Unexpected token."));
+      switch (record.action) {
+        case "generateContent":
+          return generate(res, record, false, aborts);
+        case "streamGenerateContent":
+          if (url.searchParams.get("alt") !== "sse") return sendError(res, invalidArgument("emulator: streamGenerateContent is served with alt=sse only."));
+          return generate(res, record, true, aborts);
+        case "embedContent":
+          return embedding(res, record, record.model, false);
+        case "batchEmbedContents":
+          return embedding(res, record, record.model, true);
+        default: {
+          const never: never = record.action;
+          throw new Error(`Unhandled action ${String(never)}`);
+        }
+      }
+    },
+    misuse(res, message) {
+      sendError(res, googleError(500, "INTERNAL", `emulator: ${message}`));
+    },
+  });
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) res.destroy(err instanceof Error ? err : new Error(String(err)));
-      else sendError(res, googleError(500, "INTERNAL", `emulator: ${err instanceof Error ? err.message : String(err)}`));
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    baseURL: `${url}/v1beta`,
-    port,
-    requests,
-    get aborted() {
-      return aborts.count;
-    },
-    get pending() {
-      return queue.length;
-    },
+  const own: Pick<GeminiUpstream, "queue"> = {
     queue(...responses) {
       for (const response of responses) {
         const usable = hasFixture(response.fixture, "json") || geminiStreamEvents(response.fixture) !== undefined;
@@ -295,11 +239,6 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
         queue.push(response);
       }
     },
-    waitForAborted(count = 1, timeoutMs = 2000) {
-      return aborts.waitFor(count, timeoutMs);
-    },
-    close() {
-      return closeServer(server);
-    },
   };
+  return emulatorApi(running, { baseURL: `${running.url}/v1beta`, pending: () => queue.length }, own);
 }

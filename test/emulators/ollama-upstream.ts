@@ -22,12 +22,12 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { emulatorApi, replayPaced, sendBytes, startEmulator, type RecordedRequest, type UpstreamEmulator } from "./emulator-base.ts";
 import { embeddingVector } from "./embeddings.ts";
 import { fixturePath, hasFixture, readFixtureBytes } from "./fixtures.ts";
-import { DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
-import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
+import type { AbortCounter } from "./http-helpers.ts";
+import { DEFAULT_PACING, planSseWrites, type StreamPacing } from "./sse.ts";
 
 /** Endpoints that consume queued fixtures. */
 export type OllamaQueueEndpoint = "chat" | "embed";
@@ -51,52 +51,23 @@ export interface OllamaQueuedResponse {
   endAfterBytes?: number;
 }
 
-/** A request as it reached the upstream. */
-export interface OllamaRecordedRequest {
-  method: string;
-  /** Path without query string, e.g. `/api/chat`. */
-  path: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  /** Parsed body when it is JSON, else `undefined`. */
-  json: unknown;
-  /** The fixture replayed, once chosen. */
-  fixture?: string;
-  /** For a streamed answer: filled in when the stream ends or the client leaves. */
-  stream?: StreamOutcome;
-}
-
 /** Construction options; all optional. */
 export interface OllamaUpstreamOptions {
   /**
    * Chat fixture replayed when nothing is queued (it needs the form the request asks for).
    * Default: `"ollama/chat"` (`.json`) for `"stream": false`, `"ollama/chat-stream"` (`.ndjson`) otherwise.
    */
-  defaultChatFixture?: string;
+  defaultFixture?: string;
   /** Default pacing of streams. */
   pacing?: Partial<StreamPacing>;
   /** The models the server "has": listed by `/api/tags`; other names get a 404. */
   models?: string[];
 }
 
-/** A running emulator. */
-export interface OllamaUpstream {
-  /** `http://127.0.0.1:<port>`: the provider's base URL (Ollama's paths start at `/api`). */
-  readonly url: string;
-  readonly port: number;
-  /** Every request received, in order. */
-  readonly requests: OllamaRecordedRequest[];
-  /** Streams whose client disconnected before the end. */
-  readonly aborted: number;
-  /** Queued responses not yet consumed. */
-  readonly pending: number;
+/** A running emulator; `baseURL` is `url`, the provider's base URL (Ollama's paths start at `/api`). */
+export interface OllamaUpstream extends UpstreamEmulator {
   /** Queues responses; throws at once if a fixture has no form the endpoint can use. */
   queue(...responses: OllamaQueuedResponse[]): void;
-  /** Resolves once `aborted` reaches `count` (default 1); rejects after `timeoutMs` (default 2000). */
-  waitForAborted(count?: number, timeoutMs?: number): Promise<void>;
-  /** Drops open connections and stops listening. */
-  close(): Promise<void>;
 }
 
 /** Absolute path of a fixture's `.ndjson` stream (names checked as `fixtures.ts` checks them). */
@@ -137,8 +108,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer, type = JSON_TYPE): void {
-  res.writeHead(status, { "content-type": type, ...headers, "content-length": String(body.length) });
-  res.end(body);
+  sendBytes(res, status, type, headers, body);
 }
 
 function sendError(res: ServerResponse, status: number, message: string): void {
@@ -179,14 +149,12 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const known = options.models ? new Set(options.models) : undefined;
   const queues: Record<OllamaQueueEndpoint, OllamaQueuedResponse[]> = { chat: [], embed: [] };
-  const requests: OllamaRecordedRequest[] = [];
-  const aborts = new AbortCounter();
 
   const unknownModel = (model: string): boolean => known !== undefined && !known.has(model) && !known.has(`${model}:latest`);
 
-  async function replayChat(res: ServerResponse, record: OllamaRecordedRequest, body: Record<string, unknown>): Promise<void> {
+  async function replayChat(res: ServerResponse, record: RecordedRequest, body: Record<string, unknown>, aborts: AbortCounter): Promise<void> {
     const wantsStream = body.stream !== false;
-    const fallback = options.defaultChatFixture ?? (wantsStream ? "ollama/chat-stream" : "ollama/chat");
+    const fallback = options.defaultFixture ?? (wantsStream ? "ollama/chat-stream" : "ollama/chat");
     const entry = queues.chat.shift() ?? { fixture: fallback };
     record.fixture = entry.fixture;
     const status = entry.status ?? 200;
@@ -198,17 +166,10 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
     const pacing: StreamPacing = { ...basePacing, ...entry.pacing };
     let writes = planSseWrites(ndjsonFixtureLines(entry.fixture), pacing);
     if (entry.endAfterBytes !== undefined) writes = cutWrites(writes, entry.endAfterBytes);
-    res.writeHead(status, { "content-type": "application/x-ndjson", ...entry.headers });
-    res.flushHeaders();
-    res.socket?.setNoDelay(true);
-    const outcome = await writePaced(res, writes, pacing.delayMs);
-    record.stream = outcome;
-    if (outcome.aborted) {
-      aborts.increment();
-    }
+    await replayPaced(res, record, aborts, { status, headers: { "content-type": "application/x-ndjson", ...entry.headers } }, writes, pacing.delayMs);
   }
 
-  function answerEmbed(res: ServerResponse, record: OllamaRecordedRequest, body: Record<string, unknown>, model: string): void {
+  function answerEmbed(res: ServerResponse, record: RecordedRequest, body: Record<string, unknown>, model: string): void {
     const entry = queues.embed.shift();
     if (entry !== undefined) {
       record.fixture = entry.fixture;
@@ -219,59 +180,37 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
     send(res, 200, {}, Buffer.from(JSON.stringify(synthesizeEmbed(model, inputs, body.dimensions))));
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    const url = req.url ?? "/";
-    const method = req.method ?? "GET";
-    const path = url.split("?")[0] ?? "/";
-    const record: OllamaRecordedRequest = { method, path, url, headers: req.headers, body, json: parseJson(body) };
-    requests.push(record);
-    const route = routeOf(method, path);
-    if (route === undefined) return send(res, 404, {}, Buffer.from("404 page not found"), "text/plain");
-    if (route === "tags") {
-      const tags = options.models ? Buffer.from(JSON.stringify(tagsBody(options.models))) : readFixtureBytes("ollama/tags", "json");
-      return send(res, 200, {}, tags);
-    }
-    if (body.length === 0) return sendError(res, 400, "missing request body");
-    const json = record.json;
-    if (!isRecord(json)) return sendError(res, 400, "invalid JSON request body");
-    const model = typeof json.model === "string" ? json.model : "";
-    if (model === "") return route === "chat" ? sendError(res, 400, "model is required") : sendError(res, 404, "model '' not found");
-    if (unknownModel(model)) return sendError(res, 404, `model '${model}' not found`);
-    switch (route) {
-      case "chat":
-        return replayChat(res, record, json);
-      case "embed":
-        return answerEmbed(res, record, json, model);
-      default: {
-        const never: never = route;
-        throw new Error(`Unhandled route ${String(never)}`);
+  const running = await startEmulator<RecordedRequest>({
+    handle(record, res, { aborts }) {
+      const route = routeOf(record.method, record.path);
+      if (route === undefined) return send(res, 404, {}, Buffer.from("404 page not found"), "text/plain");
+      if (route === "tags") {
+        const tags = options.models ? Buffer.from(JSON.stringify(tagsBody(options.models))) : readFixtureBytes("ollama/tags", "json");
+        return send(res, 200, {}, tags);
       }
-    }
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) res.destroy(err instanceof Error ? err : new Error(String(err)));
-      else sendError(res, 500, `emulator misuse: ${err instanceof Error ? err.message : String(err)}`);
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    get aborted() {
-      return aborts.count;
+      if (record.body.length === 0) return sendError(res, 400, "missing request body");
+      const json = record.json;
+      if (!isRecord(json)) return sendError(res, 400, "invalid JSON request body");
+      const model = typeof json.model === "string" ? json.model : "";
+      if (model === "") return route === "chat" ? sendError(res, 400, "model is required") : sendError(res, 404, "model '' not found");
+      if (unknownModel(model)) return sendError(res, 404, `model '${model}' not found`);
+      switch (route) {
+        case "chat":
+          return replayChat(res, record, json, aborts);
+        case "embed":
+          return answerEmbed(res, record, json, model);
+        default: {
+          const never: never = route;
+          throw new Error(`Unhandled route ${String(never)}`);
+        }
+      }
     },
-    get pending() {
-      return queues.chat.length + queues.embed.length;
+    misuse(res, message) {
+      sendError(res, 500, `emulator misuse: ${message}`);
     },
+  });
+
+  const own: Pick<OllamaUpstream, "queue"> = {
     queue(...responses) {
       for (const response of responses) {
         const endpoint = response.endpoint ?? "chat";
@@ -280,13 +219,8 @@ export async function startOllamaUpstream(options: OllamaUpstreamOptions = {}): 
         queues[endpoint].push(response);
       }
     },
-    waitForAborted(count = 1, timeoutMs = 2000) {
-      return aborts.waitFor(count, timeoutMs);
-    },
-    close() {
-      return closeServer(server);
-    },
   };
+  return emulatorApi(running, { baseURL: running.url, pending: () => queues.chat.length + queues.embed.length }, own);
 }
 
 /** The planned writes, keeping only the first `limit` bytes. */

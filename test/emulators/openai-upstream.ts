@@ -11,13 +11,15 @@
  *
  * Every request is recorded (also rejected ones), and streams the client left are counted.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { emulatorApi, replayPaced, sendBytes as send, startEmulator, type RecordedRequest, type UpstreamEmulator } from "./emulator-base.ts";
 import { hasFixture, loadChunkLines, loadSseEvents, readFixtureBytes } from "./fixtures.ts";
 import { parseEmbeddingsRequest, synthesizeEmbeddings } from "./embeddings.ts";
+import type { AbortCounter } from "./http-helpers.ts";
 import { emulatorMisuse, invalidApiKey, invalidJson, invalidUrl, missingApiKey, type UpstreamError } from "./openai-errors.ts";
-import { chunkLinesToSseEvents, DEFAULT_PACING, planSseWrites, writePaced, type StreamOutcome, type StreamPacing } from "./sse.ts";
-import { AbortCounter, closeServer, parseJson, readBody } from "./http-helpers.ts";
+import { chunkLinesToSseEvents, DEFAULT_PACING, planSseWrites, type StreamPacing } from "./sse.ts";
+
+export type { RecordedRequest } from "./emulator-base.ts";
 
 /** Endpoints that consume queued fixtures. */
 export type QueueEndpoint = "chat" | "embeddings";
@@ -36,55 +38,22 @@ export interface QueuedResponse {
   pacing?: Partial<StreamPacing>;
 }
 
-/** A request as it reached the upstream. */
-export interface RecordedRequest {
-  method: string;
-  /** Path without query string, e.g. `/v1/chat/completions`. */
-  path: string;
-  /** Path with query string, as sent. */
-  url: string;
-  headers: IncomingHttpHeaders;
-  /** Raw body bytes. */
-  body: Buffer;
-  /** Parsed body when it is JSON, else `undefined`. */
-  json: unknown;
-  /** The fixture replayed, once chosen. */
-  fixture?: string;
-  /** For a streamed answer: filled in when the stream ends or the client leaves. */
-  stream?: StreamOutcome;
-}
-
 /** Construction options; all optional. */
 export interface OpenAIUpstreamOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>`, or get OpenAI's 401. */
   apiKey?: string;
   /** Chat fixture replayed when nothing is queued. Default `"vercel-ai/openai/openai-text"`. */
-  defaultChatFixture?: string;
+  defaultFixture?: string;
   /** Default pacing of streams. */
   pacing?: Partial<StreamPacing>;
   /** Model ids listed by `GET /v1/models`. */
   models?: string[];
 }
 
-/** A running emulator. */
-export interface OpenAIUpstream {
-  /** `http://127.0.0.1:<port>`. */
-  readonly url: string;
-  /** `url` + `/v1`, what the OpenAI SDK takes as `baseURL`. */
-  readonly baseURL: string;
-  readonly port: number;
-  /** Every request received, in order. */
-  readonly requests: RecordedRequest[];
-  /** Streams whose client disconnected before the end. */
-  readonly aborted: number;
-  /** Queued responses not yet consumed. */
-  readonly pending: number;
+/** A running emulator; `baseURL` (`url` + `/v1`) is also what the OpenAI SDK takes as `baseURL`. */
+export interface OpenAIUpstream extends UpstreamEmulator {
   /** Queues responses; throws at once if a fixture has no recorded form the endpoint can use. */
   queue(...responses: QueuedResponse[]): void;
-  /** Resolves once `aborted` reaches `count` (default 1); rejects after `timeoutMs` (default 2000). */
-  waitForAborted(count?: number, timeoutMs?: number): Promise<void>;
-  /** Drops open connections and stops listening. */
-  close(): Promise<void>;
 }
 
 type Route = "chat" | "embeddings" | "models";
@@ -99,8 +68,7 @@ function routeOf(method: string, path: string): Route | undefined {
 }
 
 function sendBytes(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers, "content-length": String(body.length) });
-  res.end(body);
+  send(res, status, "application/json", headers, body);
 }
 
 function sendError(res: ServerResponse, error: UpstreamError, headers: Record<string, string>): void {
@@ -122,15 +90,12 @@ function streamEvents(fixture: string): string[] | undefined {
 
 /** Starts an emulator on 127.0.0.1 and a free port. */
 export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): Promise<OpenAIUpstream> {
-  const defaultChatFixture = options.defaultChatFixture ?? "vercel-ai/openai/openai-text";
+  const defaultFixture = options.defaultFixture ?? "vercel-ai/openai/openai-text";
   const basePacing: StreamPacing = { ...DEFAULT_PACING, ...options.pacing };
   const queues: Record<QueueEndpoint, QueuedResponse[]> = { chat: [], embeddings: [] };
-  const requests: RecordedRequest[] = [];
-  const aborts = new AbortCounter();
-  let served = 0;
 
-  async function replayChat(res: ServerResponse, record: RecordedRequest, base: Record<string, string>): Promise<void> {
-    const entry = queues.chat.shift() ?? { fixture: defaultChatFixture };
+  async function replayChat(res: ServerResponse, record: RecordedRequest, base: Record<string, string>, aborts: AbortCounter): Promise<void> {
+    const entry = queues.chat.shift() ?? { fixture: defaultFixture };
     record.fixture = entry.fixture;
     const status = entry.status ?? 200;
     const headers = { ...base, ...entry.headers };
@@ -142,14 +107,8 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
     const events = streamEvents(entry.fixture);
     if (events === undefined) return sendError(res, emulatorMisuse(`fixture ${entry.fixture} has no .chunks.txt or .sse`), base);
     const pacing: StreamPacing = { ...basePacing, ...entry.pacing };
-    res.writeHead(status, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
-    res.flushHeaders();
-    res.socket?.setNoDelay(true);
-    const outcome = await writePaced(res, planSseWrites(events, pacing), pacing.delayMs);
-    record.stream = outcome;
-    if (outcome.aborted) {
-      aborts.increment();
-    }
+    const head = { status, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers } };
+    await replayPaced(res, record, aborts, head, planSseWrites(events, pacing), pacing.delayMs);
   }
 
   function answerEmbeddings(res: ServerResponse, record: RecordedRequest, base: Record<string, string>): void {
@@ -168,58 +127,33 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
     sendBytes(res, 200, base, Buffer.from(JSON.stringify({ object: "list", data })));
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    const url = req.url ?? "/";
-    const method = req.method ?? "GET";
-    const path = url.split("?")[0] ?? "/";
-    const record: RecordedRequest = { method, path, url, headers: req.headers, body, json: parseJson(body) };
-    requests.push(record);
-    served += 1;
-    const base = { "x-request-id": `req_emulator_${served}` };
-    const authError = checkAuth(options.apiKey, req.headers.authorization);
-    if (authError !== undefined) return sendError(res, authError, base);
-    const route = routeOf(method, path);
-    if (route === undefined) return sendError(res, invalidUrl(method, path), base);
-    if (route !== "models" && record.json === undefined) return sendError(res, invalidJson(), base);
-    switch (route) {
-      case "chat":
-        return replayChat(res, record, base);
-      case "embeddings":
-        return answerEmbeddings(res, record, base);
-      case "models":
-        return listModels(res, base);
-      default: {
-        const never: never = route;
-        throw new Error(`Unhandled route ${String(never)}`);
+  const running = await startEmulator<RecordedRequest>({
+    async handle(record, res, { served, aborts }) {
+      const base = { "x-request-id": `req_emulator_${served}` };
+      const authError = checkAuth(options.apiKey, record.headers.authorization);
+      if (authError !== undefined) return sendError(res, authError, base);
+      const route = routeOf(record.method, record.path);
+      if (route === undefined) return sendError(res, invalidUrl(record.method, record.path), base);
+      if (route !== "models" && record.json === undefined) return sendError(res, invalidJson(), base);
+      switch (route) {
+        case "chat":
+          return replayChat(res, record, base, aborts);
+        case "embeddings":
+          return answerEmbeddings(res, record, base);
+        case "models":
+          return listModels(res, base);
+        default: {
+          const never: never = route;
+          throw new Error(`Unhandled route ${String(never)}`);
+        }
       }
-    }
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) res.destroy(err instanceof Error ? err : new Error(String(err)));
-      else sendError(res, emulatorMisuse(err instanceof Error ? err.message : String(err)), {});
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://127.0.0.1:${port}`;
-
-  return {
-    url,
-    baseURL: `${url}/v1`,
-    port,
-    requests,
-    get aborted() {
-      return aborts.count;
     },
-    get pending() {
-      return queues.chat.length + queues.embeddings.length;
+    misuse(res, message) {
+      sendError(res, emulatorMisuse(message), {});
     },
+  });
+
+  const own: Pick<OpenAIUpstream, "queue"> = {
     queue(...responses) {
       for (const response of responses) {
         const endpoint = response.endpoint ?? "chat";
@@ -228,11 +162,6 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
         queues[endpoint].push(response);
       }
     },
-    waitForAborted(count = 1, timeoutMs = 2000) {
-      return aborts.waitFor(count, timeoutMs);
-    },
-    close() {
-      return closeServer(server);
-    },
   };
+  return emulatorApi(running, { baseURL: `${running.url}/v1`, pending: () => queues.chat.length + queues.embeddings.length }, own);
 }

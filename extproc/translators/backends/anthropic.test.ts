@@ -30,7 +30,7 @@ async function setup(t: TestContext): Promise<AnthropicUpstream> {
 /** Sends the codec's request as the processor would: provider base URL + path, codec headers + credentials. */
 async function send(emulator: AnthropicUpstream, req: ChatRequest): Promise<Response> {
   const upstream = anthropicBackend.request(req, CTX);
-  return fetch(`${emulator.providerBaseURL}${upstream.path}`, {
+  return fetch(`${emulator.baseURL}${upstream.path}`, {
     method: "POST",
     headers: { ...upstream.headers, "x-api-key": API_KEY },
     body: upstream.body,
