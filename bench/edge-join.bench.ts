@@ -33,7 +33,13 @@ const model = [{ id: "m", engine: "llamacpp" }];
 const background: RawAgent[] = [];
 for (let i = 0; i < BACKGROUND; i++) {
   const a = openRaw(client);
-  a.send(helloFor(`bg-${i}`, { node: `node-${i % 10}`, address: `10.0.${Math.floor(i / 200)}.${(i % 200) + 1}:8088`, models: [{ id: "other", engine: "llamacpp" }] }));
+  a.send(
+    helloFor(`bg-${i}`, {
+      node: `node-${i % 10}`,
+      address: `10.0.${Math.floor(i / 200)}.${(i % 200) + 1}:8088`,
+      models: [{ id: "other", engine: "llamacpp" }],
+    }),
+  );
   background.push(a);
 }
 const heartbeats = setInterval(() => {
@@ -66,7 +72,15 @@ client.close();
 await plane.close();
 
 const q = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
-console.log(`node ${process.version}; ${availableParallelism()} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; ${BACKGROUND} other agents heartbeating every 1 s`);
-console.log(`agent hello → replica routes to it: p50 ${q(joins, 0.5).toFixed(1)} ms, p90 ${q(joins, 0.9).toFixed(1)} ms, max ${Math.max(...joins).toFixed(1)} ms (${ROUNDS} rounds)`);
-console.log(`agent stream ends → replica stops picking it: p50 ${q(leaves, 0.5).toFixed(1)} ms, p90 ${q(leaves, 0.9).toFixed(1)} ms, max ${Math.max(...leaves).toFixed(1)} ms`);
+console.log(
+  `node ${process.version}; ${availableParallelism()} CPUs, load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}; ${BACKGROUND} other agents heartbeating every 1 s`,
+);
+console.log(
+  `agent hello → replica routes to it: p50 ${q(joins, 0.5).toFixed(1)} ms, p90 ${q(joins, 0.9).toFixed(1)} ms, max ${Math.max(...joins).toFixed(1)} ms (${ROUNDS} rounds)`,
+);
+console.log(
+  `agent stream ends → replica stops picking it: p50 ${q(leaves, 0.5).toFixed(1)} ms, p90 ${q(leaves, 0.9).toFixed(1)} ms, max ${Math.max(...leaves).toFixed(1)} ms`,
+);
 process.exit(0);

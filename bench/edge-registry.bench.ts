@@ -94,7 +94,15 @@ async function registryOnly(heartbeats: number): Promise<{ bytesPerAgent: number
   const before = await memory();
   const registry = new EdgeRegistry({ assignmentsFor: () => [{ id: "m", engine: "llamacpp", source: "/models/m.gguf" }], logger: silentLogger() });
   const link = { send: () => undefined, end: () => undefined };
-  const hello = (i: number) => ({ agentId: `a${i}`, node: "n", address: "10.0.0.1:8088", models: [{ id: "m", engine: "llamacpp" }], capacity: { maxConcurrent: 1, maxQueue: 4 }, ackedVersion: "", labels: { arch: "x64" } });
+  const hello = (i: number) => ({
+    agentId: `a${i}`,
+    node: "n",
+    address: "10.0.0.1:8088",
+    models: [{ id: "m", engine: "llamacpp" }],
+    capacity: { maxConcurrent: 1, maxQueue: 4 },
+    ackedVersion: "",
+    labels: { arch: "x64" },
+  });
   const sessions = Array.from({ length: 5000 }, (_, i) => registry.connect(hello(i), link));
   const after = await memory();
   const models = [{ id: "m", engine: "llamacpp" }];
@@ -121,7 +129,9 @@ async function main(): Promise<void> {
     server.kill();
   }
   const alone = await registryOnly(2_000_000);
-  console.log(`registry alone (no gRPC): ${(alone.bytesPerAgent / 1024).toFixed(2)} KB heap per agent (5,000 sessions), ${(alone.perSecond / 1e6).toFixed(2)} M heartbeats/s`);
+  console.log(
+    `registry alone (no gRPC): ${(alone.bytesPerAgent / 1024).toFixed(2)} KB heap per agent (5,000 sessions), ${(alone.perSecond / 1e6).toFixed(2)} M heartbeats/s`,
+  );
 }
 
 async function measure(registry: EdgeRegistry, address: string, child: ChildProcess, steps: number[], heartbeatIntervalMs: number): Promise<void> {
@@ -140,7 +150,9 @@ async function measure(registry: EdgeRegistry, address: string, child: ChildProc
   console.log("|---:|---:|---:|---:|---:|---:|---:|");
   for (const r of rows) {
     const per = (bytes: number) => (r.agents ? (bytes / r.agents / 1024).toFixed(1) : "—");
-    console.log(`| ${r.agents} | ${(r.heap / MB).toFixed(1)} | ${(r.rss / MB).toFixed(1)} | ${((r.heap - base.heap) / MB).toFixed(1)} | ${((r.rss - base.rss) / MB).toFixed(1)} | ${per(r.heap - base.heap)} | ${per(r.rss - base.rss)} |`);
+    console.log(
+      `| ${r.agents} | ${(r.heap / MB).toFixed(1)} | ${(r.rss / MB).toFixed(1)} | ${((r.heap - base.heap) / MB).toFixed(1)} | ${((r.rss - base.rss) / MB).toFixed(1)} | ${per(r.heap - base.heap)} | ${per(r.rss - base.rss)} |`,
+    );
   }
 
   const floodAgents = Math.min(1000, registry.stats().agents);
@@ -152,8 +164,12 @@ async function measure(registry: EdgeRegistry, address: string, child: ChildProc
   const seconds = (performance.now() - started) / 1000;
   const { user, system } = process.cpuUsage(cpu);
   const cpuPerHeartbeatUs = (user + system) / handled;
-  console.log(`\nheartbeats over gRPC, ${floodAgents} agents flooding 5 s: ${Math.round(handled / seconds)} /s handled (${handled} handled, ${flooded.op === "flooded" ? flooded.sent : "?"} written by the agents)`);
-  console.log(`control-plane CPU per heartbeat: ${cpuPerHeartbeatUs.toFixed(1)} µs (≈ ${Math.round(1e6 / cpuPerHeartbeatUs)} heartbeats/s per core; CPU busy ${Math.round(((user + system) / 1e6 / seconds) * 100)} % of one core)`);
+  console.log(
+    `\nheartbeats over gRPC, ${floodAgents} agents flooding 5 s: ${Math.round(handled / seconds)} /s handled (${handled} handled, ${flooded.op === "flooded" ? flooded.sent : "?"} written by the agents)`,
+  );
+  console.log(
+    `control-plane CPU per heartbeat: ${cpuPerHeartbeatUs.toFixed(1)} µs (≈ ${Math.round(1e6 / cpuPerHeartbeatUs)} heartbeats/s per core; CPU busy ${Math.round(((user + system) / 1e6 / seconds) * 100)} % of one core)`,
+  );
   if (registry.stats().agents !== rows.at(-1)?.agents) console.log(`note: ${registry.stats().agents} agents listed after the flood`);
 }
 

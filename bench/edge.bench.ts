@@ -52,13 +52,24 @@ async function main(): Promise<void> {
 
   // Through the agent: HTTP + OpenAI parsing + logprobs/confidence + SSE.
   const before = rss();
-  const registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 1, maxQueue: 0, retryAfterSeconds: 1 });
+  const registry = new ModelRegistry(
+    { llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() },
+    { maxConcurrent: 1, maxQueue: 0, retryAfterSeconds: 1 },
+  );
   await registry.load({ id: "m", engine: "llamacpp", source: modelPath, threads: THREADS, contextLength: 1024 });
   const agentMemory = rss() - before;
   const server = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
   const url = `http://127.0.0.1:${server.port}/v1/chat/completions`;
   async function agent(logprobs: boolean): Promise<{ ttft: number; tps: number }> {
-    const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: PROMPT }], max_tokens: TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true }, ...(logprobs && { logprobs: true, top_logprobs: 3 }) });
+    const body = JSON.stringify({
+      model: "m",
+      messages: [{ role: "user", content: PROMPT }],
+      max_tokens: TOKENS,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(logprobs && { logprobs: true, top_logprobs: 3 }),
+    });
     const start = performance.now();
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
     let first = 0;
@@ -88,7 +99,13 @@ async function main(): Promise<void> {
     const start = performance.now();
     let first = 0;
     let n = 0;
-    for await (const event of engineOnly.chat({ messages: [{ role: "user", content: PROMPT }], maxTokens: TOKENS, temperature: 0, topLogprobs: 0, signal: new AbortController().signal })) {
+    for await (const event of engineOnly.chat({
+      messages: [{ role: "user", content: PROMPT }],
+      maxTokens: TOKENS,
+      temperature: 0,
+      topLogprobs: 0,
+      signal: new AbortController().signal,
+    })) {
       if (event.type !== "token") continue;
       if (n === 0) first = performance.now() - start;
       n++;
@@ -102,7 +119,9 @@ async function main(): Promise<void> {
     results.agent?.push(await agent(false));
     results["agent+logprobs"]?.push(await agent(true));
   }
-  console.log(`# edge agent vs raw node-llama-cpp — ${new Date().toISOString()} — node ${process.version}, ${path.basename(modelPath)}, ${TOKENS} tokens, ${THREADS} thread, ${ROUNDS} rounds, medians\n`);
+  console.log(
+    `# edge agent vs raw node-llama-cpp — ${new Date().toISOString()} — node ${process.version}, ${path.basename(modelPath)}, ${TOKENS} tokens, ${THREADS} thread, ${ROUNDS} rounds, medians\n`,
+  );
   console.log("| path | tokens/s | first token ms | tokens/s vs raw |");
   console.log("|---|---:|---:|---:|");
   const rawTps = median(results.raw?.map((r) => r.tps) ?? []);
@@ -110,7 +129,9 @@ async function main(): Promise<void> {
     const tps = median(rs.map((r) => r.tps));
     console.log(`| ${name} | ${tps.toFixed(0)} | ${median(rs.map((r) => r.ttft)).toFixed(2)} | ${((tps / rawTps) * 100).toFixed(0)} % |`);
   }
-  console.log(`\nresident memory added by loading the model: raw ${(rawMemory / 2 ** 20).toFixed(1)} MiB, agent ${(agentMemory / 2 ** 20).toFixed(1)} MiB (GGUF file ${(await import("node:fs")).statSync(modelPath).size} bytes)`);
+  console.log(
+    `\nresident memory added by loading the model: raw ${(rawMemory / 2 ** 20).toFixed(1)} MiB, agent ${(agentMemory / 2 ** 20).toFixed(1)} MiB (GGUF file ${(await import("node:fs")).statSync(modelPath).size} bytes)`,
+  );
   await server.close();
   await registry.close();
   await rawContext.dispose();

@@ -37,7 +37,16 @@ async function main(): Promise<void> {
     "envoy+gearbox": `http://127.0.0.1:${envoyGearbox.port}${path}`,
     "front door": `http://127.0.0.1:${gearbox.httpPort}${path}`,
   };
-  const body = Buffer.from(JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Invent a holiday and describe it." }], temperature: 0.2 }));
+  const body = Buffer.from(
+    JSON.stringify({
+      model: "gpt-4.1-nano",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Invent a holiday and describe it." },
+      ],
+      temperature: 0.2,
+    }),
+  );
   const names = Object.keys(targets);
   for (const name of names) await runLoad({ url: targets[name] ?? "", body, concurrency: 8, requests: 300 }); // warm-up (JIT, connections)
 
@@ -53,7 +62,12 @@ async function main(): Promise<void> {
     }
     const agg = (name: string) => {
       const rs = results[name] ?? [];
-      return { rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0) };
+      return {
+        rps: median(rs.map((r) => r.rps)),
+        p50: median(rs.map((r) => r.p50)),
+        p99: median(rs.map((r) => r.p99)),
+        errors: rs.reduce((a, r) => a + r.errors, 0),
+      };
     };
     const direct = agg("direct");
     for (const name of names) {
@@ -68,7 +82,9 @@ async function main(): Promise<void> {
       `| ${concurrency} | ${((gbx.rps / noopAgg.rps) * 100).toFixed(0)} % | ${(gbx.p50 - noopAgg.p50).toFixed(2)} | ${(gbx.p99 - noopAgg.p99).toFixed(2)} | ${((fd.rps / direct.rps) * 100).toFixed(0)} % | ${(fd.p50 - direct.p50).toFixed(2)} |`,
     );
   }
-  console.log("\n| concurrency | Gearbox / no-op req/s | Gearbox − no-op p50 ms | Gearbox − no-op p99 ms | front door / direct req/s | front door − direct p50 ms |");
+  console.log(
+    "\n| concurrency | Gearbox / no-op req/s | Gearbox − no-op p50 ms | Gearbox − no-op p99 ms | front door / direct req/s | front door − direct p50 ms |",
+  );
   console.log("|---:|---:|---:|---:|---:|---:|");
   for (const line of summary) console.log(line);
 }

@@ -34,7 +34,10 @@ async function main(): Promise<void> {
     ["redis freeze", () => redisOutage(lab, "frozen (SIGSTOP)", { rate, seconds: redisSeconds })],
     ["redis crash", () => redisOutage(lab, "crashed and restarted (SIGKILL)", { rate, seconds: 12 })],
     ["edge agent", () => edgeAgentKilled(lab, { rate: 3, seconds: 12 })],
-    ...providerRuns(["front door", "envoy"], { rate, seconds: 10 }).map((run): [string, () => Promise<Row>] => [`${run.scenario} ${run.transport}`, () => providerFault(lab, run)]),
+    ...providerRuns(["front door", "envoy"], { rate, seconds: 10 }).map((run): [string, () => Promise<Row>] => [
+      `${run.scenario} ${run.transport}`,
+      () => providerFault(lab, run),
+    ]),
     ["control plane", () => controlPlaneRestarted(lab, { rate, seconds: 12 })],
     ["ext_proc allow", () => extProcRestarted(lab, { rate, seconds: 12 }, true)],
     ["ext_proc deny", () => extProcRestarted(lab, { rate, seconds: 12 }, false)],
@@ -49,7 +52,9 @@ async function main(): Promise<void> {
       try {
         const row = await run();
         rows.push(row);
-        console.error(`  ${row.succeeded}/${row.sent} ok, failed ${JSON.stringify(row.failed)}, goal ${row.goal ? (row.goal.met ? "met" : "NOT met") : "-"} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+        console.error(
+          `  ${row.succeeded}/${row.sent} ok, failed ${JSON.stringify(row.failed)}, goal ${row.goal ? (row.goal.met ? "met" : "NOT met") : "-"} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+        );
       } catch (err) {
         console.error(`  scenario ${name} could not run: ${err instanceof Error ? err.message : String(err)}`);
         process.exitCode = 1;
@@ -61,7 +66,19 @@ async function main(): Promise<void> {
   }
   const table = markdownTable(rows);
   console.log(table);
-  writeFileSync(out, JSON.stringify({ command: `npm run bench:faults${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`, date: new Date().toISOString(), rows, table }, null, 2) + "\n");
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        command: `npm run bench:faults${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+        date: new Date().toISOString(),
+        rows,
+        table,
+      },
+      null,
+      2,
+    ) + "\n",
+  );
 }
 
 main().then(

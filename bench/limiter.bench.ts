@@ -34,7 +34,16 @@ const LIMITS = { requests_per_second: 1e6, tokens_per_minute: 1e12, max_concurre
 
 const callers: Caller[] = Array.from({ length: TENANTS }, (_, i) => ({
   tenant: { id: `bench${i}`, limits: LIMITS, degrade_to_edge: false, source: "config" },
-  key: { id: `key_${i}`, role: "call", name: "bench", prefix: "gbx_call_Bnch", hash: "", created_at: "", created_by: "", limits: { requests_per_second: 1e6, tokens_per_minute: 1e12 } },
+  key: {
+    id: `key_${i}`,
+    role: "call",
+    name: "bench",
+    prefix: "gbx_call_Bnch",
+    hash: "",
+    created_at: "",
+    created_by: "",
+    limits: { requests_per_second: 1e6, tokens_per_minute: 1e12 },
+  },
   via: "key",
 }));
 
@@ -59,7 +68,13 @@ async function run(store: LimiterStore, calls: number, inFlight: number): Promis
   const worker = async () => {
     while (next < calls) {
       const i = next++;
-      const request: AdmitRequest = { caller: callers[i % TENANTS] as Caller, model: "gpt-4.1", estimate: { inputTokens: 800, maxOutputTokens: 512, costUsd: 0.0057 }, fingerprint: String(requestSerial++), target: "cloud" };
+      const request: AdmitRequest = {
+        caller: callers[i % TENANTS] as Caller,
+        model: "gpt-4.1",
+        estimate: { inputTokens: 800, maxOutputTokens: 512, costUsd: 0.0057 },
+        fingerprint: String(requestSerial++),
+        target: "cloud",
+      };
       const started = performance.now();
       const decision = await governor.admit(request);
       if (decision.ok) await decision.ticket.settle({ inputTokens: 790, outputTokens: 120, costUsd: 0.0025 });
@@ -92,8 +107,14 @@ async function main(): Promise<void> {
   ];
   const plan = (name: string, inFlight: number) => Math.round((name === "memory" ? 100_000 : inFlight === 1 ? 5_000 : 30_000) * SCALE);
 
-  console.log(`# limiter benchmark: ${new Date().toISOString()}, node ${process.version}, Redis ${(await redis.info("server")).match(/redis_version:(\S+)/)?.[1] ?? "?"} at ${url}`);
-  console.log(`${availableParallelism()} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; admit + settle, 7 checks per call, ${TENANTS} tenants\n`);
+  console.log(
+    `# limiter benchmark: ${new Date().toISOString()}, node ${process.version}, Redis ${(await redis.info("server")).match(/redis_version:(\S+)/)?.[1] ?? "?"} at ${url}`,
+  );
+  console.log(
+    `${availableParallelism()} CPUs, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}; admit + settle, 7 checks per call, ${TENANTS} tenants\n`,
+  );
   console.log("| store | in flight | calls | calls/s | p50 µs | p99 µs | client CPU | local |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const [name, store] of stores) {
@@ -104,7 +125,9 @@ async function main(): Promise<void> {
       const r = await run(store, plan(name, inFlight), inFlight);
       if (r.refused > 0) throw new Error(`${name}: ${r.refused} calls refused; the bench measures admissions`);
       const local = store === failover ? String(failover.stats.fallbackDecisions - localBefore) : "—";
-      console.log(`| ${name} | ${inFlight} | ${r.calls} | ${Math.round(r.perSecond).toLocaleString("en-US")} | ${Math.round(r.p50 * 1000)} | ${Math.round(r.p99 * 1000)} | ${Math.round(r.clientCpu * 100)} % | ${local} |`);
+      console.log(
+        `| ${name} | ${inFlight} | ${r.calls} | ${Math.round(r.perSecond).toLocaleString("en-US")} | ${Math.round(r.p50 * 1000)} | ${Math.round(r.p99 * 1000)} | ${Math.round(r.clientCpu * 100)} % | ${local} |`,
+      );
     }
   }
   failover.close();

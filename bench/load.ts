@@ -27,7 +27,9 @@ function once(agent: http.Agent, url: URL, spec: LoadSpec): Promise<number> {
       { method: "POST", agent, headers: { "content-type": "application/json", "content-length": String(spec.body.length), ...spec.headers } },
       (res) => {
         res.on("data", () => undefined);
-        res.on("end", () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`HTTP ${res.statusCode ?? 0}`))));
+        res.on("end", () =>
+          res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`HTTP ${res.statusCode ?? 0}`)),
+        );
         res.on("error", reject);
       },
     );

@@ -50,11 +50,15 @@ interface Tally {
 /** One request from `localAddress` over `agent`; its status and `x-gearbox-reason`. */
 function send(agent: http.Agent, url: URL, body: Buffer, localAddress: string): Promise<{ status: number; reason: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: "POST", agent, localAddress, headers: { "content-type": "application/json", "content-length": String(body.length) } }, (res) => {
-      res.on("data", () => undefined);
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, reason: String(res.headers["x-gearbox-reason"] ?? "") }));
-      res.on("error", reject);
-    });
+    const req = http.request(
+      url,
+      { method: "POST", agent, localAddress, headers: { "content-type": "application/json", "content-length": String(body.length) } },
+      (res) => {
+        res.on("data", () => undefined);
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, reason: String(res.headers["x-gearbox-reason"] ?? "") }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -65,12 +69,20 @@ async function gateway(upstreamBaseURL: string, extra: string): Promise<void> {
   const config = testConfig(openAIProviderYaml(upstreamBaseURL, extra), { TEST_PROVIDER_KEY: "sk-bench" });
   const logger = silentLogger();
   const governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger });
-  const frontDoor = await startFrontDoor({ config, logger, governance: { auth: createAuthDeps(config, new MemoryTenantStore(), {}), governor } }, 0, "127.0.0.1");
+  const frontDoor = await startFrontDoor(
+    { config, logger, governance: { auth: createAuthDeps(config, new MemoryTenantStore(), {}), governor } },
+    0,
+    "127.0.0.1",
+  );
   process.send?.({ ready: { port: frontDoor.port } });
 }
 
 /** A gateway (its own process) in front of `upstream`; runs `drive` against its URL and tallies. */
-async function run(upstream: OpenAIUpstream, extra: string, drive: (url: URL, tally: (r: { status: number; reason: string }) => void) => Promise<void>): Promise<Tally> {
+async function run(
+  upstream: OpenAIUpstream,
+  extra: string,
+  drive: (url: URL, tally: (r: { status: number; reason: string }) => void) => Promise<void>,
+): Promise<Tally> {
   const { port } = await startRole(new URL(import.meta.url), "gateway", upstream.baseURL, extra);
   const before = upstream.requests.length;
   const t: Tally = { requests: 0, upstream: 0, refused: 0, replayed: 0, failed: 0, seconds: 0 };
@@ -128,7 +140,10 @@ async function main(): Promise<void> {
   rows.push([`one caller looping (${LOOP} in ≥ ${LOOP_SECONDS} s)`, await run(upstream, "", oneCallerLooping(LOOP, LOOP_SECONDS))]);
   rows.push([`${CALLERS} callers × ${EACH}`, await run(upstream, "", manyCallers(CALLERS, EACH))]);
   rows.push([`${CALLERS} callers × ${EACH}, key: tenant`, await run(upstream, "runaway: { key: tenant }\n", manyCallers(CALLERS, EACH))]);
-  rows.push([`${CALLERS} callers × ${EACH}, key: tenant, replay: false (before issue 15)`, await run(upstream, "runaway: { key: tenant, replay: false }\n", manyCallers(CALLERS, EACH))]);
+  rows.push([
+    `${CALLERS} callers × ${EACH}, key: tenant, replay: false (before issue 15)`,
+    await run(upstream, "runaway: { key: tenant, replay: false }\n", manyCallers(CALLERS, EACH)),
+  ]);
   await upstream.close();
   console.log("| run | requests | upstream calls | refused (429) | replayed | other failures | seconds |");
   console.log("|---|---:|---:|---:|---:|---:|---:|");

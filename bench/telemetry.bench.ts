@@ -54,9 +54,37 @@ function sinkCost(n: number, rounds: number): Record<Variant, number> {
   const config = testConfig(openAIProviderYaml("http://127.0.0.1:1/v1"), { TEST_PROVIDER_KEY: "sk-bench" });
   const devNull = new Writable({ write: (_c, _e, done) => done() });
   const logger = pino({ level: "info", base: { component: "gearbox" }, timestamp: pino.stdTimeFunctions.isoTime }, devNull);
-  const sinks: Record<Variant, Telemetry> = { off: NO_TELEMETRY, log: logOnly(logger), "log+prom": new RequestTelemetry(logger, new GatewayMetrics({}, { defaultMetrics: false })) };
-  const base = { requestId: "r", traceId: undefined, transport: "ext_proc" as const, config, caller: undefined, endpoint: "chat_completions", parsed: undefined, decision: undefined, cascade: undefined, policy: undefined, edgeIntent: undefined, cache: NO_CACHE, status: 200, error: undefined, usage: { inputTokens: 40, outputTokens: 12, totalTokens: 52 }, startedAt: 0, firstByteAt: undefined, now: 12.5, shadow: false };
-  const records: RequestRecord[] = [requestRecord(base), requestRecord({ ...base, cache: { ...NO_CACHE, result: "hit", layer: "exact", hitCompletion: '{"usage":{"prompt_tokens":40,"completion_tokens":12}}' } }), requestRecord({ ...base, status: 429 })];
+  const sinks: Record<Variant, Telemetry> = {
+    off: NO_TELEMETRY,
+    log: logOnly(logger),
+    "log+prom": new RequestTelemetry(logger, new GatewayMetrics({}, { defaultMetrics: false })),
+  };
+  const base = {
+    requestId: "r",
+    traceId: undefined,
+    transport: "ext_proc" as const,
+    config,
+    caller: undefined,
+    endpoint: "chat_completions",
+    parsed: undefined,
+    decision: undefined,
+    cascade: undefined,
+    policy: undefined,
+    edgeIntent: undefined,
+    cache: NO_CACHE,
+    status: 200,
+    error: undefined,
+    usage: { inputTokens: 40, outputTokens: 12, totalTokens: 52 },
+    startedAt: 0,
+    firstByteAt: undefined,
+    now: 12.5,
+    shadow: false,
+  };
+  const records: RequestRecord[] = [
+    requestRecord(base),
+    requestRecord({ ...base, cache: { ...NO_CACHE, result: "hit", layer: "exact", hitCompletion: '{"usage":{"prompt_tokens":40,"completion_tokens":12}}' } }),
+    requestRecord({ ...base, status: 429 }),
+  ];
   const out: Record<Variant, number[]> = { off: [], log: [], "log+prom": [] };
   for (let round = 0; round < rounds; round++) {
     for (const v of VARIANTS) {
@@ -83,7 +111,16 @@ async function main(): Promise<void> {
   const targets = Object.fromEntries(VARIANTS.map((v, i) => [v, `http://127.0.0.1:${envoys[i]?.port}/v1/chat/completions`])) as Record<Variant, string>;
   const scrapeUrl = `http://127.0.0.1:${gearboxes[2]?.metricsPort}/metrics`;
   const scraper = setInterval(() => void fetch(scrapeUrl).then((r) => r.text()), 1000);
-  const body = Buffer.from(JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Invent a holiday and describe it." }], temperature: 0.2 }));
+  const body = Buffer.from(
+    JSON.stringify({
+      model: "gpt-4.1-nano",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Invent a holiday and describe it." },
+      ],
+      temperature: 0.2,
+    }),
+  );
   for (const v of VARIANTS) await runLoad({ url: targets[v], body, concurrency: 8, requests: 300 }); // warm-up
 
   console.log(`# telemetry overhead on the ext_proc path — ${new Date().toISOString()} — node ${process.version}, ${ROUNDS} rounds, medians\n`);
@@ -97,7 +134,12 @@ async function main(): Promise<void> {
         results[v].push(await runLoad({ url: targets[v], body, concurrency, requests }));
       }
     }
-    const agg = (v: Variant) => ({ rps: median(results[v].map((r) => r.rps)), p50: median(results[v].map((r) => r.p50)), p99: median(results[v].map((r) => r.p99)), errors: results[v].reduce((a, r) => a + r.errors, 0) });
+    const agg = (v: Variant) => ({
+      rps: median(results[v].map((r) => r.rps)),
+      p50: median(results[v].map((r) => r.p50)),
+      p99: median(results[v].map((r) => r.p99)),
+      errors: results[v].reduce((a, r) => a + r.errors, 0),
+    });
     const off = agg("off");
     for (const v of VARIANTS) {
       const a = agg(v);

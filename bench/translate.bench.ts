@@ -12,8 +12,20 @@ import { testConfig } from "../test/support/gateway.ts";
 
 const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`../test/fixtures/${name}`, import.meta.url)));
 const sse = (lines: string[], framing: "openai" | "anthropic" | "gemini") =>
-  lines.map((l) => Buffer.from(framing === "anthropic" ? `event: ${(JSON.parse(l) as { type: string }).type}\ndata: ${l}\n\n` : framing === "gemini" ? `data: ${l}\r\n\r\n` : `data: ${l}\n\n`));
-const lines = (name: string) => fixture(name).toString("utf8").split("\n").filter((l) => l.trim() !== "");
+  lines.map((l) =>
+    Buffer.from(
+      framing === "anthropic"
+        ? `event: ${(JSON.parse(l) as { type: string }).type}\ndata: ${l}\n\n`
+        : framing === "gemini"
+          ? `data: ${l}\r\n\r\n`
+          : `data: ${l}\n\n`,
+    ),
+  );
+const lines = (name: string) =>
+  fixture(name)
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
 
 const config = testConfig(`providers:
   - { name: openai, kind: openai, base_url: 'http://127.0.0.1:1/v1' }
@@ -28,7 +40,18 @@ const provider = (name: string) => {
 };
 
 const openaiRequest = (model: string, stream: boolean) =>
-  Buffer.from(JSON.stringify({ model, stream, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Summarize the plot of Hamlet in three sentences, please." }], temperature: 0.3, max_tokens: 256 }));
+  Buffer.from(
+    JSON.stringify({
+      model,
+      stream,
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Summarize the plot of Hamlet in three sentences, please." },
+      ],
+      temperature: 0.3,
+      max_tokens: 256,
+    }),
+  );
 const ollamaStreamLine = lines("ollama/chat-stream.ndjson")[0] ?? "";
 
 interface Direction {
@@ -42,9 +65,33 @@ interface Direction {
 }
 
 const DIRECTIONS: Direction[] = [
-  { name: "openai → openai (pass-through)", endpoint: openaiChatEndpoint, provider: "openai", model: "gpt-4.1-nano", request: (s) => openaiRequest("gpt-4.1-nano", s), response: fixture("vercel-ai/openai/openai-text.json"), stream: sse(lines("vercel-ai/openai/openai-text.chunks.txt"), "openai") },
-  { name: "openai → anthropic", endpoint: openaiChatEndpoint, provider: "anthropic", model: "claude-haiku-4-5", request: (s) => openaiRequest("claude-haiku-4-5", s), response: fixture("vercel-ai/anthropic/anthropic-text.json"), stream: sse(lines("vercel-ai/anthropic/anthropic-text.chunks.txt"), "anthropic") },
-  { name: "openai → gemini", endpoint: openaiChatEndpoint, provider: "gemini", model: "gemini-2.5-flash", request: (s) => openaiRequest("gemini-2.5-flash", s), response: fixture("vercel-ai/google/google-text.json"), stream: sse(lines("vercel-ai/google/google-text.chunks.txt"), "gemini") },
+  {
+    name: "openai → openai (pass-through)",
+    endpoint: openaiChatEndpoint,
+    provider: "openai",
+    model: "gpt-4.1-nano",
+    request: (s) => openaiRequest("gpt-4.1-nano", s),
+    response: fixture("vercel-ai/openai/openai-text.json"),
+    stream: sse(lines("vercel-ai/openai/openai-text.chunks.txt"), "openai"),
+  },
+  {
+    name: "openai → anthropic",
+    endpoint: openaiChatEndpoint,
+    provider: "anthropic",
+    model: "claude-haiku-4-5",
+    request: (s) => openaiRequest("claude-haiku-4-5", s),
+    response: fixture("vercel-ai/anthropic/anthropic-text.json"),
+    stream: sse(lines("vercel-ai/anthropic/anthropic-text.chunks.txt"), "anthropic"),
+  },
+  {
+    name: "openai → gemini",
+    endpoint: openaiChatEndpoint,
+    provider: "gemini",
+    model: "gemini-2.5-flash",
+    request: (s) => openaiRequest("gemini-2.5-flash", s),
+    response: fixture("vercel-ai/google/google-text.json"),
+    stream: sse(lines("vercel-ai/google/google-text.chunks.txt"), "gemini"),
+  },
   {
     name: "openai → ollama",
     endpoint: openaiChatEndpoint,
@@ -60,7 +107,16 @@ const DIRECTIONS: Direction[] = [
     endpoint: anthropicMessagesEndpoint,
     provider: "openai",
     model: "gpt-4.1-nano",
-    request: (s) => Buffer.from(JSON.stringify({ model: "gpt-4.1-nano", stream: s, max_tokens: 256, system: "Be brief.", messages: [{ role: "user", content: "Summarize the plot of Hamlet in three sentences, please." }] })),
+    request: (s) =>
+      Buffer.from(
+        JSON.stringify({
+          model: "gpt-4.1-nano",
+          stream: s,
+          max_tokens: 256,
+          system: "Be brief.",
+          messages: [{ role: "user", content: "Summarize the plot of Hamlet in three sentences, please." }],
+        }),
+      ),
     response: fixture("vercel-ai/openai/openai-text.json"),
     stream: sse(lines("vercel-ai/openai/openai-text.chunks.txt"), "openai"),
   },
@@ -105,7 +161,7 @@ function measure(d: Direction, N: number): string {
     }
   });
   const n = d.stream.length;
-  return (`| ${d.name} | ${request.toFixed(1)} | ${requestBase.toFixed(1)} | ${response.toFixed(1)} | ${responseBase.toFixed(1)} | ${(perStream / n).toFixed(2)} | ${(streamBase / n).toFixed(2)} | ${n} |`);
+  return `| ${d.name} | ${request.toFixed(1)} | ${requestBase.toFixed(1)} | ${response.toFixed(1)} | ${responseBase.toFixed(1)} | ${(perStream / n).toFixed(2)} | ${(streamBase / n).toFixed(2)} | ${n} |`;
 }
 
 // One unprinted pass first, so no row pays for the JIT warming up on another's behalf.

@@ -172,7 +172,16 @@ function subscribe(address: string, mode: Mode, id: number): Subscriber {
       seen = version;
       if (target !== undefined && target.version === version) target.resolve(performance.now());
     }
-    stream.write(mode === "sotw" ? { type_url: response.type_url, version_info: version, response_nonce: response.nonce, resource_names: response.type_url === TYPE_URLS.endpoints ? [EDGE_CLUSTER] : [] } : { type_url: response.type_url, response_nonce: response.nonce });
+    stream.write(
+      mode === "sotw"
+        ? {
+            type_url: response.type_url,
+            version_info: version,
+            response_nonce: response.nonce,
+            resource_names: response.type_url === TYPE_URLS.endpoints ? [EDGE_CLUSTER] : [],
+          }
+        : { type_url: response.type_url, response_nonce: response.nonce },
+    );
   });
   stream.on("error", () => undefined);
   if (mode === "sotw") {
@@ -275,8 +284,12 @@ async function main(): Promise<void> {
   const changes = Number(process.argv[2] ?? 50);
   const many = Number(process.argv[3] ?? 100);
   const oneWay = await ipcOneWay();
-  console.log(`IPC one-way (median of 200 pings / 2): ${oneWay.toFixed(3)} ms; ${changes} changes per row; snapshot = 2 edge clusters + ${AGENTS} agents + a routing policy`);
-  console.log("| mode | streams | all received p50 ms | p99 ms | snapshot build ms (p50) | server publish ms (p50) | server heap / stream | external / stream | RSS / stream |");
+  console.log(
+    `IPC one-way (median of 200 pings / 2): ${oneWay.toFixed(3)} ms; ${changes} changes per row; snapshot = 2 edge clusters + ${AGENTS} agents + a routing policy`,
+  );
+  console.log(
+    "| mode | streams | all received p50 ms | p99 ms | snapshot build ms (p50) | server publish ms (p50) | server heap / stream | external / stream | RSS / stream |",
+  );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const mode of ["sotw", "delta"] as const) {
     for (const streams of [1, many]) {

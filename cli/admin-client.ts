@@ -111,7 +111,12 @@ export function printableLine(text: string): string {
  * bidirectional overrides are escaped too (`\u009b`), so the JSON is the same data, inert on a terminal.
  */
 export function printableJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) + "\n";
+  return (
+    JSON.stringify(value, null, 2).replace(
+      /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    ) + "\n"
+  );
 }
 
 /** Rows as aligned columns under a header; absent cells print as `-`. */

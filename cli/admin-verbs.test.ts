@@ -55,7 +55,14 @@ before(async () => {
   const store = new RedisTenantStore(redis.redis, redis.prefix);
   auth = createAuthDeps(parsed.value, store, { GEARBOX_ADMIN_KEY: BOOTSTRAP });
   server = await startAdminServer(
-    { store, audit: new RedisAuditLog(redis.redis, redis.prefix), auth, bootstrapKey: BOOTSTRAP, throttled: () => Promise.resolve(throttled), logger: silentLogger() },
+    {
+      store,
+      audit: new RedisAuditLog(redis.redis, redis.prefix),
+      auth,
+      bootstrapKey: BOOTSTRAP,
+      throttled: () => Promise.resolve(throttled),
+      logger: silentLogger(),
+    },
     0,
     "127.0.0.1",
   );
@@ -118,7 +125,10 @@ describe("gearbox keys", () => {
     assert.ok(listed.out.includes("x\\x1b]0;pwned\\x07\\x0d\\x0a\\x9b2J\\u202e"), listed.out);
     const json = await run(runKeys, ["list", "--tenant", "acme", "--json"]);
     for (const line of json.out.split("\n")) assert.ok(isPrintable(line), JSON.stringify(line));
-    assert.ok((JSON.parse(json.out) as { name: string }[]).some((k) => k.name === evil), "the JSON still carries the name itself");
+    assert.ok(
+      (JSON.parse(json.out) as { name: string }[]).some((k) => k.name === evil),
+      "the JSON still carries the name itself",
+    );
     const refused = await run(runTenants, ["get", "\u001b[2J"]);
     assert.equal(refused.code, 1);
     assert.equal(refused.err, "gearbox tenants: No tenant '\\x1b[2J'. (HTTP 404)\n");
@@ -127,7 +137,10 @@ describe("gearbox keys", () => {
 
 describe("gearbox tenants", () => {
   test("put reads a tenants: section from YAML; list, get and delete follow", async () => {
-    const yaml = file("tenants.yaml", "tenants:\n  - id: team\n    models: [gpt-4o-mini]\n    limits: { requests_per_second: 5 }\n    ip_allowlist: [10.0.0.0/8]\n  - id: lab\n");
+    const yaml = file(
+      "tenants.yaml",
+      "tenants:\n  - id: team\n    models: [gpt-4o-mini]\n    limits: { requests_per_second: 5 }\n    ip_allowlist: [10.0.0.0/8]\n  - id: lab\n",
+    );
     const put = await run(runTenants, ["put", yaml]);
     assert.equal(put.code, 0, put.err);
     assert.equal(put.out, "tenant team saved\ntenant lab saved\n");
@@ -164,7 +177,10 @@ describe("gearbox limits", () => {
   test("show lists who is throttled, or says no one is", async () => {
     throttled = [];
     assert.equal((await run(runLimits, ["show"])).out, "no one is being throttled\n");
-    throttled = [{ tenant: "acme", key: "key_1", limit: "tokens_per_minute", until: "2025-01-01T00:01:00.000Z", detail: "1200/1000" }, { tenant: "team", limit: "requests_per_second" }];
+    throttled = [
+      { tenant: "acme", key: "key_1", limit: "tokens_per_minute", until: "2025-01-01T00:01:00.000Z", detail: "1200/1000" },
+      { tenant: "team", limit: "requests_per_second" },
+    ];
     const shown = await run(runLimits, ["show"]);
     assert.equal(shown.code, 0);
     assert.match(shown.out, /^TENANT\s+KEY\s+LIMIT\s+UNTIL\s+DETAIL\n/);

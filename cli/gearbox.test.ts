@@ -52,13 +52,18 @@ const freshDir = () => mkdtempSync(path.join(tmpdir(), "gearbox-cli-"));
 
 test("gearbox serve: starts on embedded defaults, says what runs and what is not configured, drains on SIGTERM", async () => {
   let health = 0;
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" }, (stdout, stop) => {
-    const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
-    fetch(`http://127.0.0.1:${port}/healthz`)
-      .then((res) => (health = res.status))
-      .finally(stop)
-      .catch(() => undefined);
-  });
+  const run = await gearbox(
+    ["serve"],
+    freshDir(),
+    { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" },
+    (stdout, stop) => {
+      const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
+      fetch(`http://127.0.0.1:${port}/healthz`)
+        .then((res) => (health = res.status))
+        .finally(stop)
+        .catch(() => undefined);
+    },
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.equal(health, 200);
   assert.match(run.stdout, /config \(none found: embedded defaults\)/);
@@ -78,20 +83,26 @@ test("gearbox serve: a bad config exits 1 and names the field", async () => {
 
 test("gearbox xds: the control plane alone answers ADS and stops on SIGTERM", async () => {
   let version = "";
-  const run = await gearbox(["xds"], freshDir(), { GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" }, (stdout, stop) => {
-    const port = /control plane\s+\S+:(\d+)/.exec(stdout)?.[1];
-    const Ads = adsService();
-    const client = new Ads(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-    const stream = (client.StreamAggregatedResources as () => grpc.ClientDuplexStream<unknown, { version_info: string }>).call(client);
-    stream.on("data", (r: { version_info: string }) => {
-      version = r.version_info;
-      stream.cancel();
-      client.close();
-      stop();
-    });
-    stream.on("error", () => undefined);
-    stream.write({ node: { id: "cli-test", cluster: "gearbox-extproc" }, type_url: "type.googleapis.com/envoy.config.cluster.v3.Cluster" });
-  }, /control plane\s+\S+:(\d+)/);
+  const run = await gearbox(
+    ["xds"],
+    freshDir(),
+    { GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" },
+    (stdout, stop) => {
+      const port = /control plane\s+\S+:(\d+)/.exec(stdout)?.[1];
+      const Ads = adsService();
+      const client = new Ads(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      const stream = (client.StreamAggregatedResources as () => grpc.ClientDuplexStream<unknown, { version_info: string }>).call(client);
+      stream.on("data", (r: { version_info: string }) => {
+        version = r.version_info;
+        stream.cancel();
+        client.close();
+        stop();
+      });
+      stream.on("error", () => undefined);
+      stream.write({ node: { id: "cli-test", cluster: "gearbox-extproc" }, type_url: "type.googleapis.com/envoy.config.cluster.v3.Cluster" });
+    },
+    /control plane\s+\S+:(\d+)/,
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /gearbox xds: config/);
   assert.ok(version !== "", "a snapshot version came back");
@@ -99,7 +110,13 @@ test("gearbox xds: the control plane alone answers ADS and stops on SIGTERM", as
 });
 
 test("gearbox serve: a placeholder admin secret stops the start (exit 1), naming the variable, never the value", async () => {
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: "changeme", GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" });
+  const run = await gearbox(["serve"], freshDir(), {
+    GEARBOX_ADMIN_KEY: "changeme",
+    GEARBOX_EXTPROC_PORT: "0",
+    GEARBOX_HTTP_PORT: "0",
+    GEARBOX_XDS_PORT: "0",
+    GEARBOX_METRICS_PORT: "0",
+  });
   assert.equal(run.code, 1);
   assert.match(run.stderr, /GEARBOX_ADMIN_KEY/);
   assert.doesNotMatch(run.stderr + run.stdout, /changeme/);
@@ -108,13 +125,19 @@ test("gearbox serve: a placeholder admin secret stops the start (exit 1), naming
 test("gearbox serve: with a strong admin secret the admin API runs, and refuses callers without a key", async () => {
   let status = 0;
   const secret = "Zm9vYmFyLXN0cm9uZy1zZWNyZXQtZm9yLWdlYXJib3gtdGVzdHMtMjAyNg";
-  const run = await gearbox(["serve"], freshDir(), { GEARBOX_ADMIN_KEY: secret, GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0", GEARBOX_ADMIN_PORT: "0" }, (stdout, stop) => {
-    const port = /admin API\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
-    fetch(`http://127.0.0.1:${port}/v1/tenants`)
-      .then((res) => (status = res.status))
-      .finally(stop)
-      .catch(() => undefined);
-  }, /admin API\s+http:\/\/\S+:\d+/);
+  const run = await gearbox(
+    ["serve"],
+    freshDir(),
+    { GEARBOX_ADMIN_KEY: secret, GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0", GEARBOX_ADMIN_PORT: "0" },
+    (stdout, stop) => {
+      const port = /admin API\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
+      fetch(`http://127.0.0.1:${port}/v1/tenants`)
+        .then((res) => (status = res.status))
+        .finally(stop)
+        .catch(() => undefined);
+    },
+    /admin API\s+http:\/\/\S+:\d+/,
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.equal(status, 401);
   assert.match(run.stdout, /auth\s+call key or bound workload identity required/);
@@ -265,28 +288,33 @@ test("gearbox serve with both caches on (a config file): a paraphrase is answere
   );
   const routes: string[] = [];
   try {
-    const run = await gearbox(["serve"], dir, { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" }, (stdout, stop) => {
-      const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
-      const ask = async (question: string) => {
-        const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: "gpt-4o-mini", temperature: 0, messages: [{ role: "user", content: question }] }),
-        });
-        await res.arrayBuffer();
-        routes.push(`${res.status} ${res.headers.get("x-gearbox-route") ?? ""} ${res.headers.get("x-gearbox-cache") ?? ""}`.trim());
-      };
-      (async () => {
-        await ask("How do I reverse a list in Python?");
-        // The answer is stored after the response (fire and forget, through the index worker).
-        for (let i = 0; i < 50 && !routes.at(-1)?.includes("semantic-hit"); i++) {
-          await new Promise((r) => setTimeout(r, 50));
-          await ask("How can I reverse a list in Python?");
-        }
-      })()
-        .finally(stop)
-        .catch(() => undefined);
-    });
+    const run = await gearbox(
+      ["serve"],
+      dir,
+      { GEARBOX_EXTPROC_PORT: "0", GEARBOX_HTTP_PORT: "0", GEARBOX_XDS_PORT: "0", GEARBOX_METRICS_PORT: "0" },
+      (stdout, stop) => {
+        const port = /front door\s+http:\/\/\S+:(\d+)/.exec(stdout)?.[1];
+        const ask = async (question: string) => {
+          const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ model: "gpt-4o-mini", temperature: 0, messages: [{ role: "user", content: question }] }),
+          });
+          await res.arrayBuffer();
+          routes.push(`${res.status} ${res.headers.get("x-gearbox-route") ?? ""} ${res.headers.get("x-gearbox-cache") ?? ""}`.trim());
+        };
+        (async () => {
+          await ask("How do I reverse a list in Python?");
+          // The answer is stored after the response (fire and forget, through the index worker).
+          for (let i = 0; i < 50 && !routes.at(-1)?.includes("semantic-hit"); i++) {
+            await new Promise((r) => setTimeout(r, 50));
+            await ask("How can I reverse a list in Python?");
+          }
+        })()
+          .finally(stop)
+          .catch(() => undefined);
+      },
+    );
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /semantic cache\s+in memory/);
     assert.equal(routes[0], "200 cloud");

@@ -17,7 +17,12 @@ async function main(argv: string[]): Promise<number> {
     case "extproc":
     case "xds":
       if (args.some(isHelp)) return help(command);
-      if (args.length > 0) return usageError(command, `unexpected argument '${args[0]}' (ports and the rest are set in the config file or the environment)`, SERVER_USAGE[command]);
+      if (args.length > 0)
+        return usageError(
+          command,
+          `unexpected argument '${args[0]}' (ports and the rest are set in the config file or the environment)`,
+          SERVER_USAGE[command],
+        );
       return runServer(command);
     case "edge-agent":
       return runEdge(args);
@@ -98,7 +103,11 @@ async function runEdge(args: string[]): Promise<number> {
     agent = await runEdgeAgent(args);
   } catch (err) {
     const listen = startProblem(err);
-    process.stderr.write(listen ? `gearbox edge-agent: ${listen} (--port / GEARBOX_EDGE_PORT)\n` : `gearbox edge-agent: ${err instanceof Error ? err.message : String(err)}\n\n${EDGE_AGENT_USAGE}`);
+    process.stderr.write(
+      listen
+        ? `gearbox edge-agent: ${listen} (--port / GEARBOX_EDGE_PORT)\n`
+        : `gearbox edge-agent: ${err instanceof Error ? err.message : String(err)}\n\n${EDGE_AGENT_USAGE}`,
+    );
     return 1;
   }
   const stop = (signal: string) => {

@@ -16,5 +16,8 @@ test("auth line: embedded defaults (no tenants, no admin key) say keys are optio
 });
 
 test("auth line: required keys", () => {
-  assert.equal(authLine(configSchema.parse({ tenants: [tenant] }), true), "  auth            call key or bound workload identity required; 1 tenant(s) in the config");
+  assert.equal(
+    authLine(configSchema.parse({ tenants: [tenant] }), true),
+    "  auth            call key or bound workload identity required; 1 tenant(s) in the config",
+  );
 });

@@ -35,7 +35,10 @@ export interface RunningGovernance {
 }
 
 /** What the tenant store's transitions mean, for their log lines. */
-const TENANTS_MEANING = { degraded: "keys and tenants are served from this replica's last good values; keys it never saw answer 503", healthy: "keys and tenants are read from it again" };
+const TENANTS_MEANING = {
+  degraded: "keys and tenants are served from this replica's last good values; keys it never saw answer 503",
+  healthy: "keys and tenants are read from it again",
+};
 
 export class SecretError extends Error {
   constructor(readonly problems: string[]) {
@@ -58,13 +61,18 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
   if (!secrets.ok) throw new SecretError(secrets.errors);
   const redisUrl = env.REDIS_URL || undefined;
   const redis = redisUrl ? connectRedis(redisUrl, { logger, name: "gearbox-tenants", commandTimeoutMs: 500 }) : undefined;
-  if (redis) await redisReady(redis, 3_000).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "Redis not ready yet: key lookups answer 503 until it is"));
+  if (redis)
+    await redisReady(redis, 3_000).catch((err: unknown) =>
+      logger.warn({ err: (err as Error).message }, "Redis not ready yet: key lookups answer 503 until it is"),
+    );
   const store: TenantStore = redis ? new RedisTenantStore(redis) : new MemoryTenantStore();
   const audit: AuditLog = redis ? new RedisAuditLog(redis) : new MemoryAuditLog();
   const staleness = config.shared_state;
   const sharedState = new SharedStateHealth(logger, { probeEveryMs: staleness.probe_interval_ms });
   const health = sharedState.store("tenants", TENANTS_MEANING);
-  const auth = createAuthDeps(config, store, env, { shared: { health, refreshMs: staleness.refresh_ms, readTimeoutMs: staleness.read_timeout_ms, maxStaleMs: staleness.max_stale_ms } });
+  const auth = createAuthDeps(config, store, env, {
+    shared: { health, refreshMs: staleness.refresh_ms, readTimeoutMs: staleness.read_timeout_ms, maxStaleMs: staleness.max_stale_ms },
+  });
   const limiter = createLimiterStore({ ...(redisUrl !== undefined && { redisUrl }), logger, sharedState, probeEveryMs: staleness.probe_interval_ms });
   const governor = new Governor({ store: limiter.store, runaway: config.runaway, logger });
   const bootstrapKey = env[ADMIN_KEY_ENV];
@@ -73,7 +81,12 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
     const throttled = async () => {
       const tenants = new Set([...config.tenants.map((t) => t.id), ...(await store.listTenants()).map((t) => t.id), config.auth.anonymous_tenant]);
       const limits = await governor.throttled([...tenants]);
-      return limits.map((l) => ({ tenant: l.tenant, ...(l.key !== undefined && { key: l.key }), limit: l.limit, detail: `${l.denials} refused in the last two minutes` }));
+      return limits.map((l) => ({
+        tenant: l.tenant,
+        ...(l.key !== undefined && { key: l.key }),
+        limit: l.limit,
+        detail: `${l.denials} refused in the last two minutes`,
+      }));
     };
     admin = await startAdminServer({ store, audit, auth, bootstrapKey, throttled, logger }, config.listen.admin_port, config.listen.host);
   }
@@ -86,8 +99,14 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
     describe: [
       authLine(config, auth.required),
       `  limits          ${where}; runaway: ${config.runaway.enable ? `over ${config.runaway.max_identical} identical requests of one ${config.runaway.key} per ${config.runaway.window_ms} ms ${config.runaway.replay ? "answered with the last answer" : "refused"}` : "off"}`,
-      ...(redisUrl ? [`  shared state    if Redis fails: last good keys and tenants for up to ${staleness.max_stale_ms / 1000} s, local limits, cache misses (reads wait ${staleness.read_timeout_ms} ms at most)`] : []),
-      admin ? `  admin API       http://${config.listen.host}:${admin.port}  (tenants, keys, limits, audit)` : `  admin API       off (set ${ADMIN_KEY_ENV} to a strong secret to enable it)`,
+      ...(redisUrl
+        ? [
+            `  shared state    if Redis fails: last good keys and tenants for up to ${staleness.max_stale_ms / 1000} s, local limits, cache misses (reads wait ${staleness.read_timeout_ms} ms at most)`,
+          ]
+        : []),
+      admin
+        ? `  admin API       http://${config.listen.host}:${admin.port}  (tenants, keys, limits, audit)`
+        : `  admin API       off (set ${ADMIN_KEY_ENV} to a strong secret to enable it)`,
     ],
     close: async () => {
       await admin?.close();

@@ -34,7 +34,11 @@ export function runKeys(args: string[], io: CliIo): Promise<number> {
     switch (sub) {
       case "create": {
         if (values.role !== "call" && values.role !== "admin") throw new UsageError("--role must be 'call' or 'admin'");
-        const spec = { role: values.role, ...(values.tenant !== undefined && { tenant: values.tenant }), ...(values.name !== undefined && { name: values.name }) };
+        const spec = {
+          role: values.role,
+          ...(values.tenant !== undefined && { tenant: values.tenant }),
+          ...(values.name !== undefined && { name: values.name }),
+        };
         const made = await AdminClient.fromEnv(io.env).request<KeyView & { key: string }>("POST", "/v1/keys", spec);
         io.out(`${made.key}\n`);
         io.err(printableLine(`created ${made.role} key ${made.id} (${made.prefix})${made.tenant ? ` for tenant ${made.tenant}` : ""}`));
@@ -45,7 +49,12 @@ export function runKeys(args: string[], io: CliIo): Promise<number> {
         const query = values.tenant !== undefined ? `?tenant=${encodeURIComponent(values.tenant)}` : "";
         const { data } = await AdminClient.fromEnv(io.env).request<{ data: KeyView[] }>("GET", `/v1/keys${query}`);
         if (values.json) return io.out(printableJson(data));
-        io.out(table(["ID", "PREFIX", "ROLE", "TENANT", "NAME", "CREATED", "REVOKED"], data.map((k) => [k.id, k.prefix, k.role, k.tenant, k.name, k.created_at, k.revoked_at])));
+        io.out(
+          table(
+            ["ID", "PREFIX", "ROLE", "TENANT", "NAME", "CREATED", "REVOKED"],
+            data.map((k) => [k.id, k.prefix, k.role, k.tenant, k.name, k.created_at, k.revoked_at]),
+          ),
+        );
         return;
       }
       case "revoke": {

@@ -21,9 +21,18 @@ async function occupy(): Promise<{ server: Server; port: number }> {
 
 test("portsOf: each mode's ports; the admin port only with a bootstrap admin key; 0 never checked", () => {
   const c = config({ extproc_port: 1, http_port: 2, admin_port: 3, metrics_port: 0, xds_port: 5, edge_port: 6 });
-  assert.deepEqual(portsOf("serve", c, {}).map((p) => p.key), ["xds_port", "extproc_port", "http_port"]);
-  assert.deepEqual(portsOf("extproc", c, { GEARBOX_ADMIN_KEY: "x" }).map((p) => p.key), ["extproc_port", "http_port", "admin_port"]);
-  assert.deepEqual(portsOf("xds", c, { GEARBOX_ADMIN_KEY: "x" }).map((p) => p.key), ["xds_port"]);
+  assert.deepEqual(
+    portsOf("serve", c, {}).map((p) => p.key),
+    ["xds_port", "extproc_port", "http_port"],
+  );
+  assert.deepEqual(
+    portsOf("extproc", c, { GEARBOX_ADMIN_KEY: "x" }).map((p) => p.key),
+    ["extproc_port", "http_port", "admin_port"],
+  );
+  assert.deepEqual(
+    portsOf("xds", c, { GEARBOX_ADMIN_KEY: "x" }).map((p) => p.key),
+    ["xds_port"],
+  );
 });
 
 test("checkPorts: a port in use is named with its setting and env variable", async () => {
@@ -38,7 +47,10 @@ test("checkPorts: a port in use is named with its setting and env variable", asy
 
 test("checkPorts: two settings on one port are refused before any probe", async () => {
   const checked = await checkPorts("xds", config({ host: "127.0.0.1", xds_port: 40123, metrics_port: 40123 }), {});
-  assert.deepEqual(checked, { ok: false, errors: ["port 40123 is set twice (listen.xds_port / GEARBOX_XDS_PORT and listen.metrics_port / GEARBOX_METRICS_PORT)"] });
+  assert.deepEqual(checked, {
+    ok: false,
+    errors: ["port 40123 is set twice (listen.xds_port / GEARBOX_XDS_PORT and listen.metrics_port / GEARBOX_METRICS_PORT)"],
+  });
 });
 
 test("checkPorts: free ports pass and stay free", async () => {
@@ -65,7 +77,9 @@ test("startProblem: Node's listen error and @grpc/grpc-js's bind error become on
     });
     assert.equal(startProblem(nodeErr), `port ${port} is in use`);
     const grpcServer = new grpc.Server();
-    const grpcErr = await new Promise<unknown>((resolve) => grpcServer.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err) => resolve(err)));
+    const grpcErr = await new Promise<unknown>((resolve) =>
+      grpcServer.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err) => resolve(err)),
+    );
     grpcServer.forceShutdown();
     assert.ok(grpcErr instanceof Error, "gRPC could not bind");
     assert.equal(startProblem(grpcErr), `port ${port} is in use`);

@@ -50,26 +50,53 @@ export interface Running {
 export type ServeMode = "serve" | "extproc" | "xds";
 
 /** Lines telling the operator what runs, where, and what is not configured. `localEdge`: the in-process agent's line. */
-export function describe(mode: ServeMode, config: GatewayConfig, ports: { extProc?: number; http?: number; xds?: number; metrics?: number }, follows?: string, governance: readonly string[] = [], localEdge?: string): string[] {
+export function describe(
+  mode: ServeMode,
+  config: GatewayConfig,
+  ports: { extProc?: number; http?: number; xds?: number; metrics?: number },
+  follows?: string,
+  governance: readonly string[] = [],
+  localEdge?: string,
+): string[] {
   const lines = [`gearbox ${mode}: config ${config.source ?? "(none found: embedded defaults)"}`];
-  if (ports.xds !== undefined) lines.push(`  control plane   ${config.listen.host}:${ports.xds}  (envoy.service.discovery.v3.AggregatedDiscoveryService, gearbox.v1.EdgeRegistryService)`);
-  if (ports.extProc !== undefined) lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
-  if (ports.http !== undefined) lines.push(`  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`);
-  if (ports.extProc !== undefined) lines.push(`  routing         ${follows ? `policy and edge agents from the control plane at ${follows}` : "policy and edge agents from the config file"}`);
+  if (ports.xds !== undefined)
+    lines.push(`  control plane   ${config.listen.host}:${ports.xds}  (envoy.service.discovery.v3.AggregatedDiscoveryService, gearbox.v1.EdgeRegistryService)`);
+  if (ports.extProc !== undefined)
+    lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
+  if (ports.http !== undefined)
+    lines.push(
+      `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`,
+    );
+  if (ports.extProc !== undefined)
+    lines.push(`  routing         ${follows ? `policy and edge agents from the control plane at ${follows}` : "policy and edge agents from the config file"}`);
   lines.push(`  state           ${process.env.REDIS_URL ? "tenants, keys, limits and audit on Redis (REDIS_URL)" : "in-memory"}`);
   for (const p of config.providers) {
-    const key = p.auth === "none" ? "no credentials needed" : p.apiKey === undefined ? `NO KEY (${p.keySource}): requests go without credentials` : `key from ${p.keySource}`;
+    const key =
+      p.auth === "none"
+        ? "no credentials needed"
+        : p.apiKey === undefined
+          ? `NO KEY (${p.keySource}): requests go without credentials`
+          : `key from ${p.keySource}`;
     lines.push(`  provider        ${p.name} (${p.kind}) ${p.baseUrl.href}${p.isDefault ? " [default]" : ""}: ${key}`);
   }
-  if (ports.metrics !== undefined) lines.push(`  metrics         http://${config.listen.host}:${ports.metrics}/metrics  (Prometheus${ports.extProc !== undefined ? "; request log on stdout" : ""})`);
+  if (ports.metrics !== undefined)
+    lines.push(
+      `  metrics         http://${config.listen.host}:${ports.metrics}/metrics  (Prometheus${ports.extProc !== undefined ? "; request log on stdout" : ""})`,
+    );
   if (ports.extProc !== undefined && config.shadow.enable) {
-    const scope = [config.shadow.endpoints.length > 0 ? `endpoints ${config.shadow.endpoints.join(", ")}` : "all endpoints", config.shadow.tenants.length > 0 ? `tenants ${config.shadow.tenants.join(", ")}` : "all tenants"];
+    const scope = [
+      config.shadow.endpoints.length > 0 ? `endpoints ${config.shadow.endpoints.join(", ")}` : "all endpoints",
+      config.shadow.tenants.length > 0 ? `tenants ${config.shadow.tenants.join(", ")}` : "all tenants",
+    ];
     lines.push(`  shadow mode     ON for ${scope.join(", ")}: decisions recorded, requests passed through untouched`);
   }
   lines.push(...governance);
-  if (ports.extProc !== undefined) for (const a of config.edge.agents) lines.push(`  edge agent      ${a.address} (static, edge.agents): ${a.models.join(", ")}${a.node === undefined ? "" : ` on node ${a.node}`}`);
+  if (ports.extProc !== undefined)
+    for (const a of config.edge.agents)
+      lines.push(`  edge agent      ${a.address} (static, edge.agents): ${a.models.join(", ")}${a.node === undefined ? "" : ` on node ${a.node}`}`);
   if (localEdge !== undefined) lines.push(`  edge agent      ${localEdge}`);
-  else if (config.edge.agents.length === 0 || ports.extProc === undefined) lines.push("  not running     edge agents (run as `gearbox edge-agent`, or set edge.local for one in this process)");
+  else if (config.edge.agents.length === 0 || ports.extProc === undefined)
+    lines.push("  not running     edge agents (run as `gearbox edge-agent`, or set edge.local for one in this process)");
   return lines;
 }
 
@@ -109,7 +136,14 @@ export async function serve(mode: ServeMode): Promise<Running> {
   let unwatch = (): void => undefined;
   if (mode !== "extproc") {
     // All-in-one restarts everything together: no agent to wait for.
-    controlPlane = await startControlPlane(config, logger, config.listen.xds_port, config.listen.host, mode === "serve" ? 0 : config.xds.startup_grace_ms, tracer);
+    controlPlane = await startControlPlane(
+      config,
+      logger,
+      config.listen.xds_port,
+      config.listen.host,
+      mode === "serve" ? 0 : config.xds.startup_grace_ms,
+      tracer,
+    );
     const plane = controlPlane.plane;
     unwatch = watchConfig(config, logger, (next) => {
       const published = plane.setConfig(next);
@@ -137,7 +171,10 @@ export async function serve(mode: ServeMode): Promise<Running> {
     };
   }
 
-  const plugins = await loadPlugins(config.route.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })), config.source ? path.dirname(path.resolve(config.source)) : process.cwd());
+  const plugins = await loadPlugins(
+    config.route.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })),
+    config.source ? path.dirname(path.resolve(config.source)) : process.cwd(),
+  );
   if (!plugins.ok) throw new ConfigError(plugins.errors);
   const follows = controlPlane ? `127.0.0.1:${controlPlane.port}` : config.xds.address;
   let governed;
@@ -151,7 +188,12 @@ export async function serve(mode: ServeMode): Promise<Running> {
   // One deps object shared by both servers: following a control plane swaps its config and plugins.
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger, sharedState: governed.sharedState });
   // The semantic cache's embedder and verifier ask the edge agents of the moment (live ones when following a control plane).
-  const semantic = createSemanticCache(config, { logger, edges: currentEdges(() => deps.edgeAgents ?? edgeAgentsFor(deps.config)), ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), sharedState: governed.sharedState });
+  const semantic = createSemanticCache(config, {
+    logger,
+    edges: currentEdges(() => deps.edgeAgents ?? edgeAgentsFor(deps.config)),
+    ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }),
+    sharedState: governed.sharedState,
+  });
   if (!semantic.ok) {
     cached.close();
     await governed.close();
@@ -173,13 +215,30 @@ export async function serve(mode: ServeMode): Promise<Running> {
   });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);
   // Stickiness, the cloud-latency window and the month's spend outlive pushed policies: one per process.
-  let deps: ProcessorDeps = { config, logger, telemetry, providerHealth, runtime: createRuntimeState(), plugins: plugins.value, governance: governed.governance, ...(cached.cache && { cache: cached.cache }), ...(semanticCache && { semanticCache }), ...(tracer && { tracer }) };
+  let deps: ProcessorDeps = {
+    config,
+    logger,
+    telemetry,
+    providerHealth,
+    runtime: createRuntimeState(),
+    plugins: plugins.value,
+    governance: governed.governance,
+    ...(cached.cache && { cache: cached.cache }),
+    ...(semanticCache && { semanticCache }),
+    ...(tracer && { tracer }),
+  };
   let follower: AdsClient | undefined;
   if (follows !== undefined) {
     // The config's static agents stay known beside the registered ones (a registration of the same address wins).
     const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents(config.edge.agents) };
     deps = live;
-    follower = followControlPlane({ address: follows, nodeId: `extproc-${hostname()}-${process.pid}`, ...(process.env.NODE_NAME && { nodeName: process.env.NODE_NAME }), deps: live, logger });
+    follower = followControlPlane({
+      address: follows,
+      nodeId: `extproc-${hostname()}-${process.pid}`,
+      ...(process.env.NODE_NAME && { nodeName: process.env.NODE_NAME }),
+      deps: live,
+      logger,
+    });
     // Serve once the policy and the edge set have arrived; a control plane not up yet leaves the config file's policy.
     if (!(await follower.ready(3_000))) logger.warn({ address: follows }, "control plane not reachable yet; serving the config file's policy until it is");
   }
@@ -211,12 +270,24 @@ export async function serve(mode: ServeMode): Promise<Running> {
     await controlPlane?.close();
     await tracing.shutdown();
   };
-  const metrics = await startMetricsServer([gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])], config.listen.metrics_port, config.listen.host).catch(async (err: unknown) => {
+  const metrics = await startMetricsServer(
+    [gatewayMetrics.registry, ...(controlPlane ? [controlPlaneMetrics(controlPlane)] : [])],
+    config.listen.metrics_port,
+    config.listen.host,
+  ).catch(async (err: unknown) => {
     // The metrics port is taken (or refused): nothing started stays behind.
     await stopServing();
     throw err;
   });
-  for (const line of describe(mode, config, { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) }, follows, [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`], localEdge && `${localEdge.address} (in-process, edge.local): ${localEdge.modelId}`)) console.log(line);
+  for (const line of describe(
+    mode,
+    config,
+    { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) },
+    follows,
+    [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`],
+    localEdge && `${localEdge.address} (in-process, edge.local): ${localEdge.modelId}`,
+  ))
+    console.log(line);
   return {
     config,
     extProc,
@@ -242,7 +313,9 @@ async function startLocalEdge(config: GatewayConfig, controlPlane: string, direc
   try {
     ({ startLocalEdgeAgent: start } = await import("../edge-agent/in-process.ts"));
   } catch (err) {
-    throw new ConfigError([`edge.local: the edge agent's engine cannot be loaded (${err instanceof Error ? err.message : String(err)}); install node-llama-cpp or remove edge.local`]);
+    throw new ConfigError([
+      `edge.local: the edge agent's engine cannot be loaded (${err instanceof Error ? err.message : String(err)}); install node-llama-cpp or remove edge.local`,
+    ]);
   }
   let agent: LocalEdgeAgent;
   try {
@@ -257,12 +330,18 @@ async function startLocalEdge(config: GatewayConfig, controlPlane: string, direc
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "EADDRINUSE" ? `port ${local.port ?? config.listen.edge_port} is in use (set edge.local.port, 0 for a free one)` : err instanceof Error ? err.message : String(err);
+    const why =
+      code === "EADDRINUSE"
+        ? `port ${local.port ?? config.listen.edge_port} is in use (set edge.local.port, 0 for a free one)`
+        : err instanceof Error
+          ? err.message
+          : String(err);
     throw new ConfigError([`edge.local: ${why}`]);
   }
   const deadline = Date.now() + LOCAL_EDGE_JOIN_MS;
   while (!directory.serves(agent.modelId) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  if (!directory.serves(agent.modelId)) logger.warn({ address: agent.address, model: agent.modelId }, "the in-process edge agent has not appeared in the control plane's edge set yet");
+  if (!directory.serves(agent.modelId))
+    logger.warn({ address: agent.address, model: agent.modelId }, "the in-process edge agent has not appeared in the control plane's edge set yet");
   return agent;
 }
 

@@ -58,8 +58,16 @@ export function runTenants(args: string[], io: CliIo): Promise<number> {
       case "list": {
         const { data } = await AdminClient.fromEnv(io.env).request<{ data: TenantView[] }>("GET", "/v1/tenants");
         if (values.json) return io.out(printableJson(data));
-        const limits = (t: TenantView) => Object.entries(t.limits).map(([k, v]) => `${k}=${v}`).join(",");
-        io.out(table(["ID", "SOURCE", "MODELS", "LIMITS", "IP ALLOWLIST", "PRINCIPALS"], data.map((t) => [t.id, t.source, t.models?.join(","), limits(t), t.ip_allowlist?.join(","), t.principals?.join(",")])));
+        const limits = (t: TenantView) =>
+          Object.entries(t.limits)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(",");
+        io.out(
+          table(
+            ["ID", "SOURCE", "MODELS", "LIMITS", "IP ALLOWLIST", "PRINCIPALS"],
+            data.map((t) => [t.id, t.source, t.models?.join(","), limits(t), t.ip_allowlist?.join(","), t.principals?.join(",")]),
+          ),
+        );
         return;
       }
       case "get": {

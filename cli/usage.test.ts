@@ -32,7 +32,17 @@ function envVariablesRead(): Set<string> {
 test("gearbox --help names every environment variable the code reads", () => {
   const read = envVariablesRead();
   // The scan sees the variables it must (or this test could pass on nothing).
-  for (const known of ["GEARBOX_ADMIN_PORT", "GEARBOX_ADMIN_KEY", "GEARBOX_EDGE_ADMIN_TOKEN", "GEARBOX_CONFIG", "REDIS_URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "ANTHROPIC_API_KEY", "NODE_NAME"]) assert.ok(read.has(known), `scan missed ${known}`);
+  for (const known of [
+    "GEARBOX_ADMIN_PORT",
+    "GEARBOX_ADMIN_KEY",
+    "GEARBOX_EDGE_ADMIN_TOKEN",
+    "GEARBOX_CONFIG",
+    "REDIS_URL",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "ANTHROPIC_API_KEY",
+    "NODE_NAME",
+  ])
+    assert.ok(read.has(known), `scan missed ${known}`);
   const missing = [...read].filter((name) => !new RegExp(`\\b${name}\\b`).test(USAGE));
   assert.deepEqual(missing, [], `not in the usage text: ${missing.join(", ")}`);
 });

@@ -44,8 +44,16 @@ export async function startCloudStandIn(apiKey: string): Promise<CloudStandIn> {
   const server = createServer((req, res) => {
     void (async () => {
       const path = (req.url ?? "").split("?")[0];
-      if (req.method !== "POST" || path !== "/v1/chat/completions") return send(res, 404, { error: { message: `The stand-in serves POST /v1/chat/completions only, not ${req.method} ${path}.`, type: "invalid_request_error", code: "unknown_url" } });
-      if (req.headers.authorization !== `Bearer ${apiKey}`) return send(res, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } });
+      if (req.method !== "POST" || path !== "/v1/chat/completions")
+        return send(res, 404, {
+          error: {
+            message: `The stand-in serves POST /v1/chat/completions only, not ${req.method} ${path}.`,
+            type: "invalid_request_error",
+            code: "unknown_url",
+          },
+        });
+      if (req.headers.authorization !== `Bearer ${apiKey}`)
+        return send(res, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } });
       const body = await readJson(req);
       if (body === undefined) return send(res, 400, { error: { message: "The body is not JSON.", type: "invalid_request_error", code: "invalid_json" } });
       calls++;
@@ -57,12 +65,20 @@ export async function startCloudStandIn(apiKey: string): Promise<CloudStandIn> {
       const created = Math.floor(Date.now() / 1000);
       if ((body as { stream?: unknown }).stream === true) {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        const chunk = (delta: unknown, finish: string | null, extra = {}): string => `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+        const chunk = (delta: unknown, finish: string | null, extra = {}): string =>
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
         res.write(chunk({ role: "assistant", content: STAND_IN_TEXT }, null));
         res.write(chunk({}, "stop", { usage }));
         return res.end("data: [DONE]\n\n");
       }
-      send(res, 200, { id, object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content: STAND_IN_TEXT }, finish_reason: "stop" }], usage });
+      send(res, 200, {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content: STAND_IN_TEXT }, finish_reason: "stop" }],
+        usage,
+      });
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

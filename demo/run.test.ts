@@ -8,11 +8,12 @@ import { test } from "node:test";
 import { DEMO_SCRIPT } from "./script.ts";
 import { runDemo } from "./run.ts";
 
-const pick = (...labels: string[]) => labels.map((label) => {
-  const step = DEMO_SCRIPT.find((s) => s.label === label);
-  assert.ok(step, label);
-  return step;
-});
+const pick = (...labels: string[]) =>
+  labels.map((label) => {
+    const step = DEMO_SCRIPT.find((s) => s.label === label);
+    assert.ok(step, label);
+    return step;
+  });
 
 test("the demo's totals are the request log's, and it says what is a stand-in", async () => {
   const lines: string[] = [];

@@ -113,7 +113,10 @@ async function waitReady(gateway: Gateway, url: string): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (gateway.child.exitCode !== null) throw new Error(`gearbox serve exited (${gateway.child.exitCode}): ${gateway.stderr.slice(-5).join(" | ")}`);
-    const up = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) return;
     await sleep(100);
   }
@@ -121,7 +124,11 @@ async function waitReady(gateway: Gateway, url: string): Promise<void> {
 }
 
 async function createTrialKey(adminUrl: string, adminKey: string): Promise<string> {
-  const res = await fetch(`${adminUrl}/v1/keys`, { method: "POST", headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }, body: JSON.stringify({ role: "call", tenant: "trial", name: "demo trial key" }) });
+  const res = await fetch(`${adminUrl}/v1/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ role: "call", tenant: "trial", name: "demo trial key" }),
+  });
   const body = (await res.json()) as { key?: string };
   if (!res.ok || typeof body.key !== "string") throw new Error(`creating the trial tenant's key: HTTP ${res.status}`);
   return body.key;
@@ -165,7 +172,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const rows: DemoRow[] = [];
     const log: LoggedRequest[] = [];
     for (const [i, step] of script.entries()) {
-      const headers: Record<string, string> = { "content-type": "application/json", ...(step.route && { "x-gearbox-route": step.route }), ...(step.trialTenant && { authorization: `Bearer ${trialKey}` }) };
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        ...(step.route && { "x-gearbox-route": step.route }),
+        ...(step.trialTenant && { authorization: `Bearer ${trialKey}` }),
+      };
       const body = { model: step.model ?? "gpt-4o-mini", messages: [{ role: "user", content: step.prompt }], max_tokens: step.maxTokens ?? 16, temperature: 0 };
       const started = performance.now();
       const res = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify(body) });

@@ -36,11 +36,25 @@ export const DEMO_SCRIPT: readonly DemoStep[] = [
   { label: "math (repeat)", shows: "identical request → exact cache hit", prompt: "Solve for x: 3x + 7 = 22. Show each step." },
   { label: "math paraphrase", shows: "a paraphrase → semantic cache hit", prompt: "Solve for x: 3x + 7 = 22. Show each step please." },
   { label: "long design", shows: "long, multi-part question: the policy weighs its complexity", prompt: LONG },
-  { label: "code paraphrase", shows: "the code question reworded → semantic cache hit", prompt: "Please write a Python function that parses a CSV file into a list of dictionaries, with unit tests." },
+  {
+    label: "code paraphrase",
+    shows: "the code question reworded → semantic cache hit",
+    prompt: "Please write a Python function that parses a CSV file into a list of dictionaries, with unit tests.",
+  },
   { label: "forced edge", shows: "x-gearbox-route: edge → edge, never upgraded", prompt: "Hello there, who are you?", route: "edge", maxTokens: 16 },
-  { label: "low confidence", shows: "edge answer below the threshold → upgraded to cloud", prompt: "Extract the names: Alice met Bob in Paris.", maxTokens: 32 },
+  {
+    label: "low confidence",
+    shows: "edge answer below the threshold → upgraded to cloud",
+    prompt: "Extract the names: Alice met Bob in Paris.",
+    maxTokens: 32,
+  },
   { label: "Chinese question", shows: "Chinese, auto", prompt: "解释一下什么是数据库索引，以及它为什么能加快查询？" },
   { label: "trial tenant 1", shows: "tenant 'trial' (1 request/s)", prompt: "Write a SQL query that counts orders per customer.", trialTenant: true },
-  { label: "trial tenant 2", shows: "tenant 'trial' again within the second → 429", prompt: "Write a SQL query that lists customers without orders.", trialTenant: true },
+  {
+    label: "trial tenant 2",
+    shows: "tenant 'trial' again within the second → 429",
+    prompt: "Write a SQL query that lists customers without orders.",
+    trialTenant: true,
+  },
   { label: "trial tenant 3", shows: "and again → 429", prompt: "Write a SQL query that finds the top 5 customers by revenue.", trialTenant: true },
 ];

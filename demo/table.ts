@@ -125,5 +125,9 @@ export function totalsLines(t: DemoTotals): string[] {
 
 /** Printable text of an answer: control characters and odd bytes become spaces. */
 export function printable(text: string): string {
-  return text.replace(/\uFFFD/g, "?").replace(/[^\p{L}\p{N}\p{P}\p{S} ]/gu, " ").replace(/\s+/g, " ").trim();
+  return text
+    .replace(/\uFFFD/g, "?")
+    .replace(/[^\p{L}\p{N}\p{P}\p{S} ]/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
 }

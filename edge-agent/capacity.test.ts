@@ -16,7 +16,10 @@ test("runs up to maxConcurrent, queues up to maxQueue, refuses the rest at once 
     return release;
   });
   assert.equal(cap.queued, 1);
-  await assert.rejects(cap.acquire(never), (err: unknown) => err instanceof GatewayError && err.status === 429 && err.headers["retry-after"] === "3" && err.code === "edge_saturated");
+  await assert.rejects(
+    cap.acquire(never),
+    (err: unknown) => err instanceof GatewayError && err.status === 429 && err.headers["retry-after"] === "3" && err.code === "edge_saturated",
+  );
   a();
   const releaseC = await c;
   assert.ok(cGranted);

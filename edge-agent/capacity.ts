@@ -41,10 +41,15 @@ export class Capacity {
     if (this.running < this.options.maxConcurrent) return Promise.resolve(this.grant());
     if (this.queue.length >= this.options.maxQueue) {
       return Promise.reject(
-        new GatewayError(429, "rate_limit_error", `Model '${this.model}' is at capacity (${this.options.maxConcurrent} running, ${this.options.maxQueue} queued).`, {
-          code: "edge_saturated",
-          headers: { "retry-after": String(this.options.retryAfterSeconds) },
-        }),
+        new GatewayError(
+          429,
+          "rate_limit_error",
+          `Model '${this.model}' is at capacity (${this.options.maxConcurrent} running, ${this.options.maxQueue} queued).`,
+          {
+            code: "edge_saturated",
+            headers: { "retry-after": String(this.options.retryAfterSeconds) },
+          },
+        ),
       );
     }
     return new Promise((resolve, reject) => {

@@ -19,7 +19,14 @@ export interface ChatOutcome {
   finishReason?: string;
 }
 
-export async function handleChat(entry: ModelEntry, req: ChatRequest, res: ServerResponse, signal: AbortSignal, metrics: AgentMetrics, started: number): Promise<ChatOutcome> {
+export async function handleChat(
+  entry: ModelEntry,
+  req: ChatRequest,
+  res: ServerResponse,
+  signal: AbortSignal,
+  metrics: AgentMetrics,
+  started: number,
+): Promise<ChatOutcome> {
   const turns = toTurns(req);
   const params = await planGeneration(entry.model, req, turns, signal);
   const release = await entry.capacity.acquire(signal);
@@ -63,7 +70,13 @@ async function generate(entry: ModelEntry, req: ChatRequest, params: Params, sin
   const confidence = meter.result();
   sink.close({ finish, usage, confidence });
   record(metrics, entry.spec.id, usage, confidence?.score);
-  return { status: 200, completionTokens: usage.completion, promptTokens: usage.prompt, finishReason: finish, ...(confidence && { confidence: confidence.score }) };
+  return {
+    status: 200,
+    completionTokens: usage.completion,
+    promptTokens: usage.prompt,
+    finishReason: finish,
+    ...(confidence && { confidence: confidence.score }),
+  };
 }
 
 function record(metrics: AgentMetrics, model: string, usage: GenerationUsage, confidence: number | undefined): void {

@@ -64,7 +64,13 @@ export async function planGeneration(model: LoadedModel, req: ChatRequest, turns
       { param: "messages", code: "context_length_exceeded" },
     );
   }
-  const params: ChatParams = { messages: turns, maxTokens: requested, temperature: req.temperature ?? 1, topLogprobs: req.logprobs ? (req.topLogprobs ?? 0) : 0, signal };
+  const params: ChatParams = {
+    messages: turns,
+    maxTokens: requested,
+    temperature: req.temperature ?? 1,
+    topLogprobs: req.logprobs ? (req.topLogprobs ?? 0) : 0,
+    signal,
+  };
   if (req.topP !== undefined) params.topP = req.topP;
   if (req.stop) params.stop = req.stop;
   if (req.seed !== undefined) params.seed = req.seed;
@@ -92,6 +98,10 @@ export function newCompletion(model: string): Pick<ChatResponse, "id" | "created
 /** A token's bytes; a partial UTF-8 token is spelt `bytes:\\xNN…` (OpenAI's convention). */
 function tokenBytes(token: string): number[] {
   const partial = /^bytes:((?:\\x[0-9a-fA-F]{2})+)$/.exec(token);
-  if (partial?.[1]) return partial[1].split("\\x").filter(Boolean).map((h) => parseInt(h, 16));
+  if (partial?.[1])
+    return partial[1]
+      .split("\\x")
+      .filter(Boolean)
+      .map((h) => parseInt(h, 16));
   return [...Buffer.from(token, "utf8")];
 }

@@ -42,7 +42,10 @@ const options = (address: string, overrides: Partial<ControlPlaneOptions> = {}):
 });
 
 before(() => {
-  models = new ModelRegistry({ llamacpp: () => createLlamaCppEngine(), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 1, maxQueue: 4, retryAfterSeconds: 1 });
+  models = new ModelRegistry(
+    { llamacpp: () => createLlamaCppEngine(), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() },
+    { maxConcurrent: 1, maxQueue: 4, retryAfterSeconds: 1 },
+  );
 });
 after(async () => {
   for (const r of registries) r.close();

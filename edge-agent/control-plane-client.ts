@@ -124,7 +124,13 @@ class ControlPlaneConnection implements ControlPlaneClient {
   }
 
   status(): ControlPlaneStatus {
-    return { connected: this.connected, sessionId: this.sessionId, ackedVersion: this.ackedVersion, reconnects: Math.max(0, this.opened - 1), lastError: this.lastError };
+    return {
+      connected: this.connected,
+      sessionId: this.sessionId,
+      ackedVersion: this.ackedVersion,
+      reconnects: Math.max(0, this.opened - 1),
+      lastError: this.lastError,
+    };
   }
 
   async close(): Promise<void> {
@@ -198,7 +204,10 @@ class ControlPlaneConnection implements ControlPlaneClient {
         this.connected = true;
         this.failures = 0;
         this.sessionId = message.welcome?.session_id ?? "";
-        this.options.logger.info({ session_id: this.sessionId, heartbeat_ms: intervalMs, acked_version: this.ackedVersion || undefined }, "connected to the control plane");
+        this.options.logger.info(
+          { session_id: this.sessionId, heartbeat_ms: intervalMs, acked_version: this.ackedVersion || undefined },
+          "connected to the control plane",
+        );
         clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => this.heartbeat(call), intervalMs).unref();
         this.heartbeat(call);
@@ -263,6 +272,7 @@ class ControlPlaneConnection implements ControlPlaneClient {
 
 /** Opens the agent's stream to the control plane and keeps it open until `close()`. Throws only on a malformed address. */
 export function connectControlPlane(options: ControlPlaneOptions): ControlPlaneClient {
-  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(options.address)) throw new Error(`the control plane address must be host:port, got '${options.address}'`);
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(options.address))
+    throw new Error(`the control plane address must be host:port, got '${options.address}'`);
   return new ControlPlaneConnection(options);
 }

@@ -52,8 +52,17 @@ const unusedEngine = (kind: string): Engine => {
 export async function startLocalEdgeAgent(options: LocalEdgeAgentOptions): Promise<LocalEdgeAgent> {
   const modelId = options.id ?? modelIdOf(options.model);
   const capacity = { maxConcurrent: 1, maxQueue: 8 };
-  const registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine(), ollama: () => createOllamaEngine(), onnx: () => unusedEngine("onnx") }, { ...capacity, retryAfterSeconds: 1 });
-  const spec: ModelSpec = { id: modelId, engine: "llamacpp", source: options.model, ...(options.threads !== undefined && { threads: options.threads }), ...(options.contextLength !== undefined && { contextLength: options.contextLength }) };
+  const registry = new ModelRegistry(
+    { llamacpp: () => createLlamaCppEngine(), ollama: () => createOllamaEngine(), onnx: () => unusedEngine("onnx") },
+    { ...capacity, retryAfterSeconds: 1 },
+  );
+  const spec: ModelSpec = {
+    id: modelId,
+    engine: "llamacpp",
+    source: options.model,
+    ...(options.threads !== undefined && { threads: options.threads }),
+    ...(options.contextLength !== undefined && { contextLength: options.contextLength }),
+  };
   try {
     await registry.load(spec);
   } catch (err) {
@@ -77,7 +86,10 @@ export async function startLocalEdgeAgent(options: LocalEdgeAgentOptions): Promi
     advertiseAddress: address,
     registry,
     capacity,
-    load: () => registry.entries().reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
+    load: () =>
+      registry
+        .entries()
+        .reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
     logger: logger.child({ component: "control-plane-client" }),
   });
   return {

@@ -85,7 +85,13 @@ interface ControlPlaneFlags {
 }
 
 /** Registers the running agent with the control plane, filling in the defaults of its flags. */
-function joinControlPlane(flags: ControlPlaneFlags, registry: ModelRegistry, capacity: { maxConcurrent: number; maxQueue: number }, port: number, logger: Logger): ControlPlaneClient {
+function joinControlPlane(
+  flags: ControlPlaneFlags,
+  registry: ModelRegistry,
+  capacity: { maxConcurrent: number; maxQueue: number },
+  port: number,
+  logger: Logger,
+): ControlPlaneClient {
   const node = flags.node || hostname();
   const ip = firstExternalIPv4();
   const advertiseAddress = flags.advertise === undefined ? ip && `${ip}:${port}` : advertiseAddressOf(flags.advertise, port);
@@ -99,13 +105,20 @@ function joinControlPlane(flags: ControlPlaneFlags, registry: ModelRegistry, cap
     advertiseAddress,
     registry,
     capacity,
-    load: () => registry.entries().reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
+    load: () =>
+      registry
+        .entries()
+        .reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
     logger: logger.child({ component: "control-plane-client" }),
     ...(flags.ollamaHost !== undefined ? { ollamaHost: flags.ollamaHost } : {}),
   });
 }
 
-export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = process.env, factories: EngineFactories = DEFAULT_FACTORIES): Promise<EdgeAgentProcess> {
+export async function runEdgeAgent(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  factories: EngineFactories = DEFAULT_FACTORIES,
+): Promise<EdgeAgentProcess> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -130,7 +143,10 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
   const engine = (values.engine ?? "llamacpp") as EngineKind;
   if (!["llamacpp", "ollama", "onnx"].includes(engine)) throw new Error(`--engine must be llamacpp, ollama or onnx, got '${engine}'`);
   const logger = createLogger(env.GEARBOX_LOG_LEVEL ?? "info", "edge-agent");
-  const capacity = { maxConcurrent: Math.max(1, positive("max-concurrency", values["max-concurrency"], 1)), maxQueue: positive("max-queue", values["max-queue"], 8) };
+  const capacity = {
+    maxConcurrent: Math.max(1, positive("max-concurrency", values["max-concurrency"], 1)),
+    maxQueue: positive("max-queue", values["max-queue"], 8),
+  };
   const registry = new ModelRegistry(factories, { ...capacity, retryAfterSeconds: 1 });
   const models = values.model ?? [];
   if (values.id !== undefined && models.length > 1) throw new Error("--id names one model; give one --model with it");
@@ -146,9 +162,22 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
   }
   const port = positive("port", values.port ?? env.GEARBOX_EDGE_PORT, 8088);
   const otlpEndpoint = values["otlp-endpoint"] ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined);
-  const tracing = createTracing({ enable: otlpEndpoint !== undefined, endpoint: otlpEndpoint, sample_ratio: 1 }, { defaultServiceName: "gearbox-edge-agent", env });
-  const server = await startEdgeAgent({ registry, logger, ...(env.GEARBOX_EDGE_ADMIN_TOKEN ? { adminToken: env.GEARBOX_EDGE_ADMIN_TOKEN } : {}), ...(tracing.tracer && { tracer: tracing.tracer }) }, port);
-  console.log(`gearbox edge-agent: http://0.0.0.0:${server.port} (POST /v1/chat/completions, /v1/embeddings; GET /v1/models, /healthz, /readyz, /metrics; /admin/models)`);
+  const tracing = createTracing(
+    { enable: otlpEndpoint !== undefined, endpoint: otlpEndpoint, sample_ratio: 1 },
+    { defaultServiceName: "gearbox-edge-agent", env },
+  );
+  const server = await startEdgeAgent(
+    {
+      registry,
+      logger,
+      ...(env.GEARBOX_EDGE_ADMIN_TOKEN ? { adminToken: env.GEARBOX_EDGE_ADMIN_TOKEN } : {}),
+      ...(tracing.tracer && { tracer: tracing.tracer }),
+    },
+    port,
+  );
+  console.log(
+    `gearbox edge-agent: http://0.0.0.0:${server.port} (POST /v1/chat/completions, /v1/embeddings; GET /v1/models, /healthz, /readyz, /metrics; /admin/models)`,
+  );
   const controlPlaneAddress = values["control-plane"] ?? env.GEARBOX_XDS_ADDRESS;
   let controlPlane: ControlPlaneClient | undefined;
   try {
@@ -156,7 +185,13 @@ export async function runEdgeAgent(argv: string[], env: NodeJS.ProcessEnv = proc
       controlPlaneAddress === undefined
         ? undefined
         : joinControlPlane(
-            { address: controlPlaneAddress, node: values.node ?? env.NODE_NAME, advertise: values["advertise-address"] ?? env.GEARBOX_EDGE_ADVERTISE, agentId: values["agent-id"], ollamaHost: values["ollama-host"] },
+            {
+              address: controlPlaneAddress,
+              node: values.node ?? env.NODE_NAME,
+              advertise: values["advertise-address"] ?? env.GEARBOX_EDGE_ADVERTISE,
+              agentId: values["agent-id"],
+              ollamaHost: values["ollama-host"],
+            },
             registry,
             capacity,
             server.port,

@@ -3,13 +3,43 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 
 export class AgentMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: "gearbox_edge_requests_total", help: "Requests by endpoint, model and HTTP status.", labelNames: ["endpoint", "model", "status"], registers: [this.registry] });
+  readonly requests = new Counter({
+    name: "gearbox_edge_requests_total",
+    help: "Requests by endpoint, model and HTTP status.",
+    labelNames: ["endpoint", "model", "status"],
+    registers: [this.registry],
+  });
   readonly tokens = new Counter({ name: "gearbox_edge_generated_tokens_total", help: "Tokens generated.", labelNames: ["model"], registers: [this.registry] });
-  readonly promptTokens = new Counter({ name: "gearbox_edge_prompt_tokens_total", help: "Prompt tokens processed.", labelNames: ["model"], registers: [this.registry] });
-  readonly rejected = new Counter({ name: "gearbox_edge_rejected_total", help: "Requests refused before generation, by reason.", labelNames: ["model", "reason"], registers: [this.registry] });
-  readonly inflight = new Gauge({ name: "gearbox_edge_inflight_requests", help: "Requests generating now.", labelNames: ["model"], registers: [this.registry] });
-  readonly queued = new Gauge({ name: "gearbox_edge_queued_requests", help: "Requests waiting for a slot.", labelNames: ["model"], registers: [this.registry] });
-  readonly loaded = new Gauge({ name: "gearbox_edge_model_loaded", help: "1 for each loaded model.", labelNames: ["model", "engine"], registers: [this.registry] });
+  readonly promptTokens = new Counter({
+    name: "gearbox_edge_prompt_tokens_total",
+    help: "Prompt tokens processed.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly rejected = new Counter({
+    name: "gearbox_edge_rejected_total",
+    help: "Requests refused before generation, by reason.",
+    labelNames: ["model", "reason"],
+    registers: [this.registry],
+  });
+  readonly inflight = new Gauge({
+    name: "gearbox_edge_inflight_requests",
+    help: "Requests generating now.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly queued = new Gauge({
+    name: "gearbox_edge_queued_requests",
+    help: "Requests waiting for a slot.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly loaded = new Gauge({
+    name: "gearbox_edge_model_loaded",
+    help: "1 for each loaded model.",
+    labelNames: ["model", "engine"],
+    registers: [this.registry],
+  });
   readonly ttft = new Histogram({
     name: "gearbox_edge_time_to_first_token_seconds",
     help: "Time from request to first generated token.",

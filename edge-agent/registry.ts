@@ -20,7 +20,14 @@ export interface ReconcileResult {
 
 /** The same engine and load parameters (for one model id): reconciling leaves such a model alone. */
 function sameSpec(a: ModelSpec, b: ModelSpec): boolean {
-  return a.engine === b.engine && a.source === b.source && a.threads === b.threads && a.contextLength === b.contextLength && a.tokenizer === b.tokenizer && a.host === b.host;
+  return (
+    a.engine === b.engine &&
+    a.source === b.source &&
+    a.threads === b.threads &&
+    a.contextLength === b.contextLength &&
+    a.tokenizer === b.tokenizer &&
+    a.host === b.host
+  );
 }
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -48,7 +55,9 @@ export class ModelRegistry {
     const existing = this.models.get(spec.id);
     if (existing) {
       if (existing.spec.source === spec.source && existing.spec.engine === spec.engine) return existing;
-      throw new GatewayError(409, "invalid_request_error", `Model id '${spec.id}' is already loaded from ${existing.spec.source}; unload it first.`, { code: "model_exists" });
+      throw new GatewayError(409, "invalid_request_error", `Model id '${spec.id}' is already loaded from ${existing.spec.source}; unload it first.`, {
+        code: "model_exists",
+      });
     }
     const pending = this.loading.get(spec.id);
     if (pending) return pending;

@@ -30,8 +30,16 @@ after(async () => {
 
 const bodies: [string, Buffer, string][] = [
   // "hé" with its second byte cut (0xC3 without a continuation byte), inside a JSON string.
-  ["invalid UTF-8", Buffer.concat([Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"h'), Buffer.from([0xc3]), Buffer.from('"}]}')]), "invalid_encoding"],
-  ["a lone continuation byte", Buffer.concat([Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"'), Buffer.from([0x80, 0xff]), Buffer.from('"}]}')]), "invalid_encoding"],
+  [
+    "invalid UTF-8",
+    Buffer.concat([Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"h'), Buffer.from([0xc3]), Buffer.from('"}]}')]),
+    "invalid_encoding",
+  ],
+  [
+    "a lone continuation byte",
+    Buffer.concat([Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"'), Buffer.from([0x80, 0xff]), Buffer.from('"}]}')]),
+    "invalid_encoding",
+  ],
   ["not JSON", Buffer.from("{oops"), "invalid_json"],
   ["nested too deep", Buffer.from(`{"model":"tiny","messages":[],"x":${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}}`), "json_too_deep"],
 ];

@@ -75,7 +75,8 @@ function parseSpec(json: unknown): ModelSpec {
   if (!isObject(json)) throw invalidRequest("The body must be a JSON object.");
   const { id, engine, source } = json;
   if (typeof id !== "string" || id === "") throw invalidRequest("'id' is required.", "id");
-  if (typeof engine !== "string" || !(ENGINES as readonly string[]).includes(engine)) throw invalidRequest(`'engine' must be one of ${ENGINES.join(", ")}.`, "engine");
+  if (typeof engine !== "string" || !(ENGINES as readonly string[]).includes(engine))
+    throw invalidRequest(`'engine' must be one of ${ENGINES.join(", ")}.`, "engine");
   if (typeof source !== "string" || source === "") throw invalidRequest("'source' is required (GGUF path or hf: URI, Ollama model name, ONNX file).", "source");
   const spec: ModelSpec = { id, engine: engine as EngineKind, source };
   for (const key of ["contextLength", "threads"] as const) {
@@ -117,7 +118,9 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       return { endpoint: "metrics", model: "", status: 200 };
     }
     if (method === "GET" && path === "/v1/models") {
-      const data = registry.entries().map((e) => ({ id: e.spec.id, object: "model", created: Math.floor(e.loadedAt.getTime() / 1000), owned_by: "gearbox-edge", gearbox: e.model.info() }));
+      const data = registry
+        .entries()
+        .map((e) => ({ id: e.spec.id, object: "model", created: Math.floor(e.loadedAt.getTime() / 1000), owned_by: "gearbox-edge", gearbox: e.model.info() }));
       sendJson(res, 200, { object: "list", data });
       return { endpoint: "models", model: "", status: 200 };
     }
@@ -126,9 +129,18 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       const parsed = parseOpenAIChatRequest(await readJson(req));
       if (!parsed.ok) throw firstError(parsed.errors);
       const entry = registry.get(parsed.value.model);
-      if (!entry.model.info().capabilities.chat) throw invalidRequest(`Model '${entry.spec.id}' does not chat (it is an embedding model).`, "model", "unsupported_model");
+      if (!entry.model.info().capabilities.chat)
+        throw invalidRequest(`Model '${entry.spec.id}' does not chat (it is an embedding model).`, "model", "unsupported_model");
       const outcome = await handleChat(entry, parsed.value, res, signal, metrics, performance.now());
-      return { endpoint: "chat", model: entry.spec.id, status: outcome.status, outputTokens: outcome.completionTokens, ...(outcome.promptTokens !== undefined && { inputTokens: outcome.promptTokens }), ...(outcome.confidence !== undefined && { confidence: outcome.confidence }), ...(outcome.finishReason !== undefined && { finishReason: outcome.finishReason }) };
+      return {
+        endpoint: "chat",
+        model: entry.spec.id,
+        status: outcome.status,
+        outputTokens: outcome.completionTokens,
+        ...(outcome.promptTokens !== undefined && { inputTokens: outcome.promptTokens }),
+        ...(outcome.confidence !== undefined && { confidence: outcome.confidence }),
+        ...(outcome.finishReason !== undefined && { finishReason: outcome.finishReason }),
+      };
     }
     if (method === "POST" && path === "/v1/embeddings") {
       const parsed = parseOpenAIEmbeddingsRequest(await readJson(req));
@@ -136,14 +148,19 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       const request = parsed.value;
       const entry = registry.get(request.model);
       if (!entry.model.info().capabilities.embeddings) throw invalidRequest(`Model '${entry.spec.id}' does not embed.`, "model", "unsupported_model");
-      if (!request.input.every((i): i is string => typeof i === "string")) throw invalidRequest("Edge embeddings take text input, not token arrays.", "input", "unsupported_parameter");
+      if (!request.input.every((i): i is string => typeof i === "string"))
+        throw invalidRequest("Edge embeddings take text input, not token arrays.", "input", "unsupported_parameter");
       const release = await entry.capacity.acquire(signal);
       let inputTokens: number;
       try {
         const { vectors, promptTokens } = await entry.model.embed(request.input, signal);
         inputTokens = promptTokens;
         const data = vectors.map((v, index) => ({ index, embedding: request.encodingFormat === "base64" ? float32Base64(v) : v }));
-        sendJson(res, 200, toOpenAIEmbeddingsResponse({ model: entry.spec.id, data, usage: { inputTokens: promptTokens, outputTokens: 0, totalTokens: promptTokens } }));
+        sendJson(
+          res,
+          200,
+          toOpenAIEmbeddingsResponse({ model: entry.spec.id, data, usage: { inputTokens: promptTokens, outputTokens: 0, totalTokens: promptTokens } }),
+        );
       } finally {
         release();
       }
@@ -192,11 +209,18 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
         metrics.duration.observe({ endpoint, model }, (performance.now() - started) / 1000);
       },
       (err: unknown) => {
-        const error = err instanceof EngineError ? new GatewayError(err.code === "unavailable" ? 503 : 500, "server_error", err.message, { code: `engine_${err.code}`, cause: err }) : err;
+        const error =
+          err instanceof EngineError
+            ? new GatewayError(err.code === "unavailable" ? 503 : 500, "server_error", err.message, { code: `engine_${err.code}`, cause: err })
+            : err;
         if (error instanceof GatewayError && error.code === "edge_saturated") metrics.rejected.inc({ model: "", reason: "saturated" });
         if (!(error instanceof GatewayError)) logger.error({ err }, "edge agent request failed");
         const { status, headers, body } = toErrorResponse(error);
-        endAgentSpan(span, undefined, { status, message: error instanceof Error ? error.message : String(error), ...(error instanceof GatewayError && { code: error.code }) });
+        endAgentSpan(span, undefined, {
+          status,
+          message: error instanceof Error ? error.message : String(error),
+          ...(error instanceof GatewayError && { code: error.code }),
+        });
         metrics.requests.inc({ endpoint: "error", model: "", status: String(status) });
         if (res.headersSent) {
           res.end();

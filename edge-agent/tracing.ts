@@ -26,11 +26,19 @@ export function startAgentSpan(tracer: Tracer | undefined, req: IncomingMessage)
   if (!tracer || req.method !== "POST") return undefined;
   const operation = TRACED[(req.url ?? "/").split("?")[0] ?? "/"];
   if (operation === undefined) return undefined;
-  return tracer.startSpan(operation, { kind: SpanKind.SERVER, attributes: { [GEN_AI.operationName]: operation, [GEN_AI.providerName]: "gearbox.edge" } }, extractParent(req.headers));
+  return tracer.startSpan(
+    operation,
+    { kind: SpanKind.SERVER, attributes: { [GEN_AI.operationName]: operation, [GEN_AI.providerName]: "gearbox.edge" } },
+    extractParent(req.headers),
+  );
 }
 
 /** Ends the span with what the model did; a failure marks it an error (5xx) and names it. */
-export function endAgentSpan(span: Span | undefined, served: ServedRequest | undefined, error?: { status: number; code?: string | null; message: string }): void {
+export function endAgentSpan(
+  span: Span | undefined,
+  served: ServedRequest | undefined,
+  error?: { status: number; code?: string | null; message: string },
+): void {
   if (!span) return;
   if (span.isRecording()) {
     const attributes: Attributes = {};

@@ -16,10 +16,16 @@ rmSync(out, { recursive: true, force: true });
 execFileSync(
   path.join(root, "node_modules/.bin/proto-loader-gen-types"),
   [
-    "--keepCase", "--longs=String", "--enums=String", "--oneofs", "--grpcLib=@grpc/grpc-js",
+    "--keepCase",
+    "--longs=String",
+    "--enums=String",
+    "--oneofs",
+    "--grpcLib=@grpc/grpc-js",
     `--outDir=${out}`,
-    "--includeDirs", ...["envoy-api", "xds", "protoc-gen-validate", "googleapis"].map((d) => path.join(deps, d)),
-    "--", ...protos,
+    "--includeDirs",
+    ...["envoy-api", "xds", "protoc-gen-validate", "googleapis"].map((d) => path.join(deps, d)),
+    "--",
+    ...protos,
   ],
   { stdio: "inherit" },
 );

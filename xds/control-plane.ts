@@ -122,7 +122,11 @@ export class ControlPlane {
     if (this.warming !== undefined) return snapshot;
     this.published = this.cache.setSnapshot(DEFAULT_GROUP, snapshot.value);
     const published = this.published;
-    recordSpan(this.tracer, "gearbox.xds.publish", "internal", () => ({ "xds.published": true, "xds.version": published.version, "gearbox.edge.agents": this.registry.agents().length }));
+    recordSpan(this.tracer, "gearbox.xds.publish", "internal", () => ({
+      "xds.published": true,
+      "xds.version": published.version,
+      "gearbox.edge.agents": this.registry.agents().length,
+    }));
     return ok(this.published);
   }
 
@@ -182,7 +186,14 @@ const EDGE_REGISTRY_SERVICE = "gearbox.v1.EdgeRegistryService";
 
 /** Starts the xDS gRPC server (ADS + edge registry + grpc.health.v1) on `host:port` (0 → a free port). */
 /** `tracer`: spans for registrations, reports, snapshot publications and ADS pushes (`telemetry.tracing`). */
-export async function startControlPlane(config: GatewayConfig, logger: Logger, port: number, host = "0.0.0.0", graceMs = config.xds.startup_grace_ms, tracer?: Tracer): Promise<RunningControlPlane> {
+export async function startControlPlane(
+  config: GatewayConfig,
+  logger: Logger,
+  port: number,
+  host = "0.0.0.0",
+  graceMs = config.xds.startup_grace_ms,
+  tracer?: Tracer,
+): Promise<RunningControlPlane> {
   const plane = new ControlPlane(config, logger, graceMs, tracer);
   const server = new grpc.Server({ "grpc.keepalive_time_ms": 30_000, "grpc.keepalive_permit_without_calls": 1 });
   // grpc.health.v1 for Kubernetes' gRPC probes: the whole server and each service it runs.

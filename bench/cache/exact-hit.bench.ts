@@ -28,7 +28,17 @@ async function main(): Promise<void> {
   const [gearbox, noop] = await Promise.all([role("gearbox", `${origin}/v1`, "cache: { exact: { enable: true } }"), role("noop")]);
   const [envoyNoop, envoyGearbox] = await Promise.all([role("envoy", String(noop.address), origin), role("envoy", `127.0.0.1:${gearbox.extProcPort}`, origin)]);
   const path = "/v1/chat/completions";
-  const request = (temperature: number) => Buffer.from(JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Invent a holiday and describe it." }], temperature }));
+  const request = (temperature: number) =>
+    Buffer.from(
+      JSON.stringify({
+        model: "gpt-4.1-nano",
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Invent a holiday and describe it." },
+        ],
+        temperature,
+      }),
+    );
   const targets: Record<string, { url: string; body: Buffer }> = {
     "envoy+noop": { url: `http://127.0.0.1:${envoyNoop.port}${path}`, body: request(0.2) },
     "gearbox miss": { url: `http://127.0.0.1:${envoyGearbox.port}${path}`, body: request(0.2) },
@@ -61,7 +71,12 @@ async function main(): Promise<void> {
     }
     const agg = (name: string) => {
       const rs = results[name] ?? [];
-      return { rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0) };
+      return {
+        rps: median(rs.map((r) => r.rps)),
+        p50: median(rs.map((r) => r.p50)),
+        p99: median(rs.map((r) => r.p99)),
+        errors: rs.reduce((a, r) => a + r.errors, 0),
+      };
     };
     for (const name of names) {
       const a = agg(name);

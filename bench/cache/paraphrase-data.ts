@@ -33,7 +33,12 @@ export function loadDatasets(dir: string): Dataset[] {
   return [
     { name: "QQP dev 5k", pairs: qqp.map((p) => ({ stored: p.text_a, query: p.text_b, label: p.label === 1 })) },
     { name: "GPTCache mock", pairs: mock.map((p) => ({ stored: p.origin, query: p.similar, label: true })) },
-    { name: "STS-B dev", pairs: stsb.filter((r) => Number.isFinite(r.score)).map((r) => ({ stored: r.a, query: r.b, label: r.score >= 4 ? true : r.score <= 2 ? false : undefined })) },
+    {
+      name: "STS-B dev",
+      pairs: stsb
+        .filter((r) => Number.isFinite(r.score))
+        .map((r) => ({ stored: r.a, query: r.b, label: r.score >= 4 ? true : r.score <= 2 ? false : undefined })),
+    },
     { name: "LCQMC dev", pairs: lcqmc.map((c) => ({ stored: c[0] ?? "", query: c[1] ?? "", label: c[2]?.trim() === "1" })) },
     { name: "PAWS-X zh dev", pairs: paws.map((c) => ({ stored: c[1] ?? "", query: c[2] ?? "", label: c[3]?.trim() === "1" })) },
   ];

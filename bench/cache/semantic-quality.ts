@@ -74,7 +74,10 @@ function embedAll(texts: readonly string[]): { matrix: Float32Array; micros: num
 
 /** Text as the exact cache would see two questions as one: case, width, spaces and punctuation aside. */
 function same(text: string): string {
-  return text.normalize("NFKC").toLowerCase().replace(/[\s\p{P}\p{S}]+/gu, "");
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[\s\p{P}\p{S}]+/gu, "");
 }
 
 /** The k nearest entries of `q` by dot product (vectors are unit length), best first, `skip` aside. */
@@ -187,7 +190,12 @@ function pairwise(results: readonly QueryResult[], checks: boolean, threshold: n
 const pct = (n: number, d: number) => (d === 0 ? "–" : `${((100 * n) / d).toFixed(1)} %`);
 const cell = (s: Score) => `${pct(s.correct, s.positives)} / ${pct(s.wrong, s.correct + s.wrong)}`;
 
-async function verifiedHits(results: readonly QueryResult[], dataset: Dataset, entries: readonly string[], threshold: number): Promise<Set<number> | undefined> {
+async function verifiedHits(
+  results: readonly QueryResult[],
+  dataset: Dataset,
+  entries: readonly string[],
+  threshold: number,
+): Promise<Set<number> | undefined> {
   const address = args["verify-url"];
   if (address === undefined) return undefined;
   const verifier = new EdgeVerifier({ address: () => address, model: args["verify-model"] ?? "edge", timeoutMs: 5_000, minConfidence: 0.5 });
@@ -213,17 +221,24 @@ for (const dataset of datasets) {
   console.log(`cells: correct-hit rate on positives / wrong share of all hits`);
   console.log(`| threshold | ${MODES.join(" | ")} | pairwise plain | pairwise shipped |`);
   console.log(`|---|${MODES.map(() => "---").join("|")}|---|---|`);
-  for (const t of THRESHOLDS) console.log(`| ${t.toFixed(2)} | ${MODES.map((m) => cell(score(results, m, t))).join(" | ")} | ${cell(pairwise(results, false, t))} | ${cell(pairwise(results, true, t))} |`);
+  for (const t of THRESHOLDS)
+    console.log(
+      `| ${t.toFixed(2)} | ${MODES.map((m) => cell(score(results, m, t))).join(" | ")} | ${cell(pairwise(results, false, t))} | ${cell(pairwise(results, true, t))} |`,
+    );
   const t = DEFAULT_SEMANTIC_THRESHOLD;
   const plain = score(results, "plain", t);
   const guarded = score(results, "shipped", t);
   const verified = await verifiedHits(results, dataset, entries, t);
   const verify = verified ? cell(score(results, "shipped", t, verified)) : "not measured (no real model here)";
   const own = (x: Score) => (x.wrong === 0 ? "–" : pct(x.wrongOwn, x.wrong));
-  summary.push(`| ${dataset.name} | ${positives} / ${results.length - positives} | ${cell(plain)} | ${cell(guarded)} | ${own(guarded)} | ${cell(pairwise(results, false, t))} | ${cell(pairwise(results, true, t))} | ${verify} |`);
+  summary.push(
+    `| ${dataset.name} | ${positives} / ${results.length - positives} | ${cell(plain)} | ${cell(guarded)} | ${own(guarded)} | ${cell(pairwise(results, false, t))} | ${cell(pairwise(results, true, t))} | ${verify} |`,
+  );
 }
 console.log(`\n## At the shipped default threshold ${DEFAULT_SEMANTIC_THRESHOLD}`);
-console.log(`| dataset | positives / negatives | search: plain | search: shipped checks | its wrong hits on the own (negative) pair | pairwise: plain | pairwise: shipped checks | + verification |`);
+console.log(
+  `| dataset | positives / negatives | search: plain | search: shipped checks | its wrong hits on the own (negative) pair | pairwise: plain | pairwise: shipped checks | + verification |`,
+);
 console.log(`|---|---|---|---|---|---|---|---|`);
 for (const line of summary) console.log(line);
 if (args["verify-url"] === undefined) console.log("\nverification: not measured (no real model here); pass --verify-url host:port --verify-model M");

@@ -175,7 +175,10 @@ async function run(quantization: "i8" | "f16", size: number, expansionSearch: nu
   // Warm-up, then timed lookups one at a time (as requests arrive), perturbed probes.
   const queries = probes.map((p) => ({ id: p.id, vector: perturb(p.vector, next) }));
   const querySimilarity = queries.reduce((sum, q, i) => sum + dot(q.vector, probes[i]!.vector), 0) / queries.length;
-  const entries = similarity.n > 0 ? `entry~base cosine mean ${(similarity.sum / similarity.n).toFixed(3)} (min ${similarity.min.toFixed(3)}, max ${similarity.max.toFixed(3)}); ` : "";
+  const entries =
+    similarity.n > 0
+      ? `entry~base cosine mean ${(similarity.sum / similarity.n).toFixed(3)} (min ${similarity.min.toFixed(3)}, max ${similarity.max.toFixed(3)}); `
+      : "";
   notes.push(`${quantization} ${size.toLocaleString("en-US")} ef ${expansionSearch}: ${entries}query~source cosine mean ${querySimilarity.toFixed(3)}`);
   for (const q of queries.slice(0, 200)) await index.search("scope", q.vector, K);
   recording = true;
@@ -196,10 +199,22 @@ async function run(quantization: "i8" | "f16", size: number, expansionSearch: nu
 }
 
 const notes: string[] = [];
-const source = QUESTIONS ? `questions (${QUESTIONS.texts.toLocaleString("en-US")} distinct texts, ${QUESTIONS.vectors.length.toLocaleString("en-US")} non-zero vectors, ${EMBEDDER.name})` : "random";
-console.log(`vectors ${source}, dims ${DIMS}, k ${K}, ${QUERIES} queries, add threads ${ADD_THREADS}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
-console.log("| quant | entries | ef search | build s | adds/s | client p50 µs | client p99 µs | search p50 µs | search p99 µs | recall@1 | RSS growth MB | RSS MB | worker heap MB | main heap MB |");
+const source = QUESTIONS
+  ? `questions (${QUESTIONS.texts.toLocaleString("en-US")} distinct texts, ${QUESTIONS.vectors.length.toLocaleString("en-US")} non-zero vectors, ${EMBEDDER.name})`
+  : "random";
+console.log(
+  `vectors ${source}, dims ${DIMS}, k ${K}, ${QUERIES} queries, add threads ${ADD_THREADS}, ${availableParallelism()} cores, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
+console.log(
+  "| quant | entries | ef search | build s | adds/s | client p50 µs | client p99 µs | search p50 µs | search p99 µs | recall@1 | RSS growth MB | RSS MB | worker heap MB | main heap MB |",
+);
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const size of SIZES) for (const quantization of QUANTS) for (const ef of EFS) console.log(await run(quantization, size, ef));
 for (const note of notes) console.log(note);
-console.log(`load average after: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(
+  `load average after: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);

@@ -66,11 +66,24 @@ export async function providerFault(lab: Lab, run: ProviderRun): Promise<Row> {
     const samples = await openLoop({ url, rate: run.load.rate, seconds: run.load.seconds, timeoutMs: 15_000, request });
     lab.primary.setFault({ kind: "none" });
     const settle = run.baseline?.settleMs ?? 0;
-    const row = tally({ scenario: run.scenario, transport: run.transport, samples, upstreamCalls: lab.upstreamCalls(), latencyOf: (s) => s.cause === "ok" && s.sentAt >= settle });
-    if (baseline) row.baselineP50 = percentile(baseline.filter((s) => s.cause === "ok").map((s) => s.ms), 50);
+    const row = tally({
+      scenario: run.scenario,
+      transport: run.transport,
+      samples,
+      upstreamCalls: lab.upstreamCalls(),
+      latencyOf: (s) => s.cause === "ok" && s.sentAt >= settle,
+    });
+    if (baseline)
+      row.baselineP50 = percentile(
+        baseline.filter((s) => s.cause === "ok").map((s) => s.ms),
+        50,
+      );
     row.memoryBefore = before;
     row.memoryAfter = await gateway.memory();
-    row.notes.push(...notes, `${run.load.rate} req/s for ${run.load.seconds} s; primary answered ${JSON.stringify(lab.primary.answers)}, backup ${JSON.stringify(lab.backup.answers)}`);
+    row.notes.push(
+      ...notes,
+      `${run.load.rate} req/s for ${run.load.seconds} s; primary answered ${JSON.stringify(lab.primary.answers)}, backup ${JSON.stringify(lab.backup.answers)}`,
+    );
     if (settle > 0) row.notes.push(`latency of requests sent after ${settle / 1000} s (breaker open)`);
     row.goal = run.goal?.(row);
     return row;
@@ -111,7 +124,10 @@ export function providerRuns(transports: readonly Transport[], load: Load): Prov
         spec: resilient,
         load,
         baseline: { settleMs: 2_000 },
-        goal: (row) => ({ text: ">= 99.9 % succeed; added p50 <= 5 ms once the breaker is open", met: succeededShare(row) >= 0.999 && row.p50 - (row.baselineP50 ?? NaN) <= 5 }),
+        goal: (row) => ({
+          text: ">= 99.9 % succeed; added p50 <= 5 ms once the breaker is open",
+          met: succeededShare(row) >= 0.999 && row.p50 - (row.baselineP50 ?? NaN) <= 5,
+        }),
       },
     );
   }
@@ -131,7 +147,10 @@ export function providerRuns(transports: readonly Transport[], load: Load): Prov
       spec: resilient,
       load: { rate: 10, seconds: 5 },
       stream: true,
-      goal: (row) => ({ text: "every cut stream surfaced as an error, none as a silent success", met: (row.failed["stream cut"] ?? 0) === 0 && row.succeeded + failures(row) === row.sent }),
+      goal: (row) => ({
+        text: "every cut stream surfaced as an error, none as a silent success",
+        met: (row.failed["stream cut"] ?? 0) === 0 && row.succeeded + failures(row) === row.sent,
+      }),
     },
   );
   return runs;
@@ -157,13 +176,24 @@ export async function memoryOverFaults(lab: Lab, count: number): Promise<Row> {
     }
     const after = series.at(-1) ?? before;
     lab.primary.setFault({ kind: "none" });
-    const row = tally({ scenario: `${count} faulted requests (primary 500, fallback configured)`, transport: "front door", samples, upstreamCalls: lab.upstreamCalls() });
+    const row = tally({
+      scenario: `${count} faulted requests (primary 500, fallback configured)`,
+      transport: "front door",
+      samples,
+      upstreamCalls: lab.upstreamCalls(),
+    });
     row.memoryBefore = before;
     row.memoryAfter = after;
     const heaps = series.map((m) => m.heapMb);
-    row.notes.push(...notes, `heap MB after a 1,000-request warm-up under the same fault, then after each fifth: ${heaps.map((h) => h.toFixed(0)).join(", ")} (RSS ${series.map((m) => m.rssMb.toFixed(0)).join(", ")})`);
+    row.notes.push(
+      ...notes,
+      `heap MB after a 1,000-request warm-up under the same fault, then after each fifth: ${heaps.map((h) => h.toFixed(0)).join(", ")} (RSS ${series.map((m) => m.rssMb.toFixed(0)).join(", ")})`,
+    );
     // No growth: the last reading is within 10 MB of the lowest after the first block (collection is lazy, so single readings swing).
-    row.goal = { text: "no memory growth (heap at the end within 10 MB of the lowest reading after the first fifth)", met: after.heapMb - Math.min(...heaps.slice(1)) < 10 };
+    row.goal = {
+      text: "no memory growth (heap at the end within 10 MB of the lowest reading after the first fifth)",
+      met: after.heapMb - Math.min(...heaps.slice(1)) < 10,
+    };
     return row;
   } finally {
     await gateway.stop();

@@ -2,7 +2,10 @@
 import type { Row } from "./tally.ts";
 
 const ms = (n: number | undefined): string => (n === undefined || Number.isNaN(n) ? "–" : n.toFixed(1));
-const mb = (row: Row): string => (row.memoryBefore && row.memoryAfter ? `${row.memoryBefore.rssMb.toFixed(0)}→${row.memoryAfter.rssMb.toFixed(0)} / ${row.memoryBefore.heapMb.toFixed(0)}→${row.memoryAfter.heapMb.toFixed(0)}` : "–");
+const mb = (row: Row): string =>
+  row.memoryBefore && row.memoryAfter
+    ? `${row.memoryBefore.rssMb.toFixed(0)}→${row.memoryAfter.rssMb.toFixed(0)} / ${row.memoryBefore.heapMb.toFixed(0)}→${row.memoryAfter.heapMb.toFixed(0)}`
+    : "–";
 
 function failedCell(row: Row): string {
   const entries = Object.entries(row.failed).sort((a, b) => b[1] - a[1]);
@@ -32,7 +35,9 @@ export function markdownTable(rows: readonly Row[]): string {
       row.goal?.text ?? "–",
       row.goal ? (row.goal.met ? "yes" : "**no**") : "–",
       "",
-    ].join(" | ").trim(),
+    ]
+      .join(" | ")
+      .trim(),
   );
   const notes = rows.flatMap((row, i) => row.notes.map((note) => `- ${i + 1}: ${note}`));
   return [...head, ...lines, "", ...notes].join("\n");

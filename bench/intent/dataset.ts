@@ -81,12 +81,17 @@ const MATH_SUBJECTS = new Set(["abstract_algebra", "college_mathematics"]);
 function loadMmlu(r: () => number): { math: Example[]; qa: Example[]; stems: string[] } {
   const dir = join(DATA_DIR, "routing/mmlu");
   const contaminated = new Set(
-    readFileSync(join(dir, "contaminated_prompts.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { eval_prompt?: string }).eval_prompt?.trim() ?? ""),
+    readFileSync(join(dir, "contaminated_prompts.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { eval_prompt?: string }).eval_prompt?.trim() ?? ""),
   );
   const math: Example[] = [];
   const qa: Example[] = [];
   const stems: string[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".csv")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".csv"))
+    .sort()) {
     const subject = file.replace(/^mmlu_|\.csv$/g, "");
     for (const row of parseCsv(readFileSync(join(dir, file), "utf8")).slice(1)) {
       const prompt = row[0]?.trim();
@@ -95,7 +100,11 @@ function loadMmlu(r: () => number): { math: Example[]; qa: Example[]; stems: str
       stems.push(stem);
       // Half the prompts keep MMLU's lettered options, half are the bare question.
       const text = r() < 0.5 ? prompt : stem;
-      (MATH_SUBJECTS.has(subject) ? math : qa).push({ text, intent: MATH_SUBJECTS.has(subject) ? "math" : "qa", source: MATH_SUBJECTS.has(subject) ? "mmlu-math" : "mmlu" });
+      (MATH_SUBJECTS.has(subject) ? math : qa).push({
+        text,
+        intent: MATH_SUBJECTS.has(subject) ? "math" : "qa",
+        source: MATH_SUBJECTS.has(subject) ? "mmlu-math" : "mmlu",
+      });
     }
   }
   return { math, qa: sample(r, qa, CAP.mmluQa), stems };
@@ -118,8 +127,16 @@ function loadPawsxZh(): string[] {
 
 /** English everyday questions (synthetic templates over GPTCache's sentences). */
 const EN_QA = [
-  "Is it true that {p}?", "Why is it that {p}?", "Can you explain how {p}?", "What does it mean that {p}?", "How do we know that {p}?",
-  "Who decided that {p}?", "When did it happen that {p}?", "Why do people say that {p}?", "Where can I read about how {p}?", "What is the reason {p}?",
+  "Is it true that {p}?",
+  "Why is it that {p}?",
+  "Can you explain how {p}?",
+  "What does it mean that {p}?",
+  "How do we know that {p}?",
+  "Who decided that {p}?",
+  "When did it happen that {p}?",
+  "Why do people say that {p}?",
+  "Where can I read about how {p}?",
+  "What is the reason {p}?",
 ];
 
 /** Chinese questions about a passage (synthetic templates over PAWS-X sentences). */
@@ -182,7 +199,10 @@ const GARBAGE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789      !?.,;:#@$%&*~^_
 function garbage(r: () => number): string {
   const kind = r();
   if (kind < 0.4) return Array.from({ length: 3 + Math.floor(r() * 40) }, () => pick(r, [...GARBAGE_CHARS])).join("");
-  if (kind < 0.6) return Array.from({ length: 1 + Math.floor(r() * 4) }, () => pick(r, ["asdf", "qwer", "jkl;", "zxcv", "hjkl", "uiop", "sdfg", "lorem", "ipsum", "dolor", "sit", "amet", "xyz", "aaaa"])).join(pick(r, [" ", "", "  "]));
+  if (kind < 0.6)
+    return Array.from({ length: 1 + Math.floor(r() * 4) }, () =>
+      pick(r, ["asdf", "qwer", "jkl;", "zxcv", "hjkl", "uiop", "sdfg", "lorem", "ipsum", "dolor", "sit", "amet", "xyz", "aaaa"]),
+    ).join(pick(r, [" ", "", "  "]));
   if (kind < 0.75) return Array.from({ length: 1 + Math.floor(r() * 6) }, () => pick(r, [..."啊的了是我不在有人这中大为上个国"])).join("");
   if (kind < 0.9) return Math.floor(r() * 1e9).toString(16) + pick(r, ["", "==", "-", " ", "0x"]) + Math.floor(r() * 1e6).toString(36);
   return pick(r, ["test", "testing", "123", "ping", ".", "???", "...", "null", "undefined", "[object Object]", "asdf", "测试", "111", "x", "ok?"]);
@@ -205,7 +225,13 @@ export function buildDataset(seed: number, testShare = 0.2): Dataset {
   const all: Example[] = [...mmlu.math, ...mmlu.qa];
   const lower = (t: string) => t.charAt(0).toLowerCase() + t.slice(1).replace(/[.!?]$/, "");
   all.push(...sample(r, english, CAP.enQa).map((p): Example => ({ text: pick(r, EN_QA).replace("{p}", lower(p)), intent: "qa", source: "synthetic:qa:en" })));
-  all.push(...sample(r, chinese, CAP.zhQa).map((p): Example => ({ text: pick(r, ZH_QA).replace("{p}", p.replace(/[。！？]$/, "")), intent: "qa", source: "synthetic:qa:zh" })));
+  all.push(
+    ...sample(r, chinese, CAP.zhQa).map((p): Example => ({
+      text: pick(r, ZH_QA).replace("{p}", p.replace(/[。！？]$/, "")),
+      intent: "qa",
+      source: "synthetic:qa:zh",
+    })),
+  );
   const pools: Pools = { en: [...english, ...mmlu.stems.filter((s) => s.length < 400)], zh: chinese };
   for (const intent of Object.keys(TEMPLATES) as SyntheticIntent[]) {
     for (const lang of ["en", "zh"] as const) {

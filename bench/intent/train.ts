@@ -91,13 +91,22 @@ if (!args["dry-run"]) {
 const classify = createClassifier((t) => model.predict(t));
 const pipeline = (rows: readonly Example[]): Scored[] => rows.map((e) => ({ gold: e.intent, predicted: classify([{ role: "user", content: e.text }]).intent }));
 const kwCoverage = (rows: readonly Example[]): string => {
-  const hits = rows.map((e) => ({ gold: e.intent, hit: matchKeywords(e.text.trim())?.intent })).filter((x): x is { gold: Intent; hit: Intent } => x.hit !== undefined);
+  const hits = rows
+    .map((e) => ({ gold: e.intent, hit: matchKeywords(e.text.trim())?.intent }))
+    .filter((x): x is { gold: Intent; hit: Intent } => x.hit !== undefined);
   return `${hits.length}/${rows.length} hit, precision ${((100 * hits.filter((h) => h.gold === h.hit).length) / Math.max(1, hits.length)).toFixed(1)} %`;
 };
 
 const report: string[] = [];
-report.push(`Sources: ${Object.entries(data.sources).map(([s, n]) => `${s} ${n}`).join(", ")}`);
-for (const [name, rows] of [["test split", data.test], ["vicuna-bench", data.vicuna]] as const) {
+report.push(
+  `Sources: ${Object.entries(data.sources)
+    .map(([s, n]) => `${s} ${n}`)
+    .join(", ")}`,
+);
+for (const [name, rows] of [
+  ["test split", data.test],
+  ["vicuna-bench", data.vicuna],
+] as const) {
   const full = pipeline(rows);
   report.push(`\n### ${name} (${rows.length} prompts)\n`);
   report.push(`- full pipeline (keywords → model, threshold): accuracy ${(100 * accuracy(full)).toFixed(1)} %`);
@@ -105,7 +114,7 @@ for (const [name, rows] of [["test split", data.test], ["vicuna-bench", data.vic
   report.push(`- keywords alone: ${kwCoverage(rows)}`);
   const groups = new Map<string, Scored[]>();
   rows.forEach((e, i) => {
-    const g = e.source.startsWith("synthetic:") ? `synthetic ${e.source.split(":")[1] ?? ""}` : e.source.split(":")[0] ?? e.source;
+    const g = e.source.startsWith("synthetic:") ? `synthetic ${e.source.split(":")[1] ?? ""}` : (e.source.split(":")[0] ?? e.source);
     const list = groups.get(g) ?? [];
     list.push(full[i] ?? { gold: e.intent, predicted: "unknown" });
     groups.set(g, list);

@@ -63,7 +63,9 @@ console.log(`accuracy: all-cloud (GPT-4) ${pct(accC)}, all-edge (Mixtral) ${pct(
 const both = items.filter((x) => x.edge && x.cloud).length;
 const edgeOnly = items.filter((x) => x.edge && !x.cloud).length;
 const cloudOnly = items.filter((x) => !x.edge && x.cloud).length;
-console.log(`both right ${pct(both / N)}, only Mixtral ${pct(edgeOnly / N)}, only GPT-4 ${pct(cloudOnly / N)}, both wrong ${pct((N - both - edgeOnly - cloudOnly) / N)}`);
+console.log(
+  `both right ${pct(both / N)}, only Mixtral ${pct(edgeOnly / N)}, only GPT-4 ${pct(cloudOnly / N)}, both wrong ${pct((N - both - edgeOnly - cloudOnly) / N)}`,
+);
 console.log(`intent: ${intentNote}`);
 console.log(`features for ${N} prompts (complexity + intent) in ${featureMs.toFixed(0)} ms\n`);
 
@@ -205,9 +207,18 @@ const cx95 = best95(cxCurve);
 const pol95 = best95(polSweep);
 const polRules95 = best95(polRulesSweep);
 const rnd95 = random95(items);
-const lenCurve = scoreCurve(items, complexity.map((c) => c.features.approxTokens));
+const lenCurve = scoreCurve(
+  items,
+  complexity.map((c) => c.features.approxTokens),
+);
 const len95 = best95(lenCurve);
-const withinNull = permutationNull(items, scores, 200, 13, items.map((x) => x.subject));
+const withinNull = permutationNull(
+  items,
+  scores,
+  200,
+  13,
+  items.map((x) => x.subject),
+);
 
 console.log("## Summary: largest edge share with quality ≥ 95 % of all-cloud (all MMLU subjects)\n");
 table(
@@ -286,7 +297,10 @@ function runSplit(seed: number): SplitResult {
     testIdx,
     testSubjects: [...testSubjects].sort(),
     curve: scoreCurve(test, probs),
-    cxCurve: scoreCurve(test, testIdx.map((i) => scores[i] ?? 1)),
+    cxCurve: scoreCurve(
+      test,
+      testIdx.map((i) => scores[i] ?? 1),
+    ),
     probs,
   };
 }

@@ -47,7 +47,11 @@ let prompts: string[] = [];
 let source: string;
 if (mmlu !== undefined) {
   const r = rng(42);
-  const sample = mmlu.items.map((x) => ({ p: x.prompt, k: r() })).sort((a, b) => a.k - b.k).slice(0, 4000).map((x) => x.p);
+  const sample = mmlu.items
+    .map((x) => ({ p: x.prompt, k: r() }))
+    .sort((a, b) => a.k - b.k)
+    .slice(0, 4000)
+    .map((x) => x.p);
   const vicuna = loadVicuna();
   prompts = [...sample, ...vicuna];
   source = `${sample.length} MMLU + ${vicuna.length} vicuna-bench prompts`;
@@ -80,7 +84,9 @@ function decide(messages: readonly Message[]): void {
 }
 
 const chars = prompts.reduce((s, p) => s + p.length, 0);
-console.log(`prompts: ${source}; mean ${Math.round(chars / prompts.length)} chars, p50 ${[...prompts].map((p) => p.length).sort((a, b) => a - b)[Math.floor(prompts.length / 2)]} chars`);
+console.log(
+  `prompts: ${source}; mean ${Math.round(chars / prompts.length)} chars, p50 ${[...prompts].map((p) => p.length).sort((a, b) => a - b)[Math.floor(prompts.length / 2)]} chars`,
+);
 console.log(`intent: ${intentNote}`);
 console.log(
   `node ${process.version}, single thread; machine: ${availableParallelism()} CPUs, load average ${loadavg()
@@ -97,7 +103,9 @@ const start = process.hrtime.bigint();
 for (let pass = 0; pass < passes; pass++) for (const m of requests) decide(m);
 const ns = Number(process.hrtime.bigint() - start);
 const decisions = passes * requests.length;
-console.log(`throughput: ${Math.round((decisions / ns) * 1e9).toLocaleString("en-US")} decisions/s (${decisions.toLocaleString("en-US")} decisions, ${(ns / 1e6).toFixed(0)} ms; mean ${(ns / decisions / 1000).toFixed(2)} µs)`);
+console.log(
+  `throughput: ${Math.round((decisions / ns) * 1e9).toLocaleString("en-US")} decisions/s (${decisions.toLocaleString("en-US")} decisions, ${(ns / 1e6).toFixed(0)} ms; mean ${(ns / decisions / 1000).toFixed(2)} µs)`,
+);
 
 // Latency: each decision timed on its own (hrtime overhead ≈ tens of ns is included).
 const lat: number[] = [];
@@ -114,9 +122,13 @@ for (let pass = 0; pass < 3; pass++) {
 const quantile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 lat.sort((a, b) => a - b);
 const q = (p: number): number => quantile(lat, p);
-console.log(`latency per decision (µs, ${lat.length.toLocaleString("en-US")} samples): p50 ${q(0.5).toFixed(1)}, p90 ${q(0.9).toFixed(1)}, p99 ${q(0.99).toFixed(1)}, p99.9 ${q(0.999).toFixed(1)}, max ${q(1).toFixed(1)}`);
+console.log(
+  `latency per decision (µs, ${lat.length.toLocaleString("en-US")} samples): p50 ${q(0.5).toFixed(1)}, p90 ${q(0.9).toFixed(1)}, p99 ${q(0.99).toFixed(1)}, p99.9 ${q(0.999).toFixed(1)}, max ${q(1).toFixed(1)}`,
+);
 const own = [...fastest].sort((a, b) => a - b);
-console.log(`  each prompt's fastest of the 3 passes: p50 ${quantile(own, 0.5).toFixed(1)}, p90 ${quantile(own, 0.9).toFixed(1)}, p99 ${quantile(own, 0.99).toFixed(1)}, max ${quantile(own, 1).toFixed(1)}`);
+console.log(
+  `  each prompt's fastest of the 3 passes: p50 ${quantile(own, 0.5).toFixed(1)}, p90 ${quantile(own, 0.9).toFixed(1)}, p99 ${quantile(own, 0.99).toFixed(1)}, max ${quantile(own, 1).toFixed(1)}`,
+);
 
 /** A fixed busy loop of about `us` µs, timed like a decision: the machine's own latency tail. */
 function machineTail(us: number, samples: number): number[] {
@@ -142,7 +154,9 @@ function machineTail(us: number, samples: number): number[] {
 }
 const meanUs = ns / decisions / 1000;
 const spin = machineTail(meanUs, lat.length);
-console.log(`  a fixed ${meanUs.toFixed(1)} µs busy loop, timed the same way: p50 ${quantile(spin, 0.5).toFixed(1)}, p99 ${quantile(spin, 0.99).toFixed(1)}, p99.9 ${quantile(spin, 0.999).toFixed(1)}`);
+console.log(
+  `  a fixed ${meanUs.toFixed(1)} µs busy loop, timed the same way: p50 ${quantile(spin, 0.5).toFixed(1)}, p99 ${quantile(spin, 0.99).toFixed(1)}, p99.9 ${quantile(spin, 0.999).toFixed(1)}`,
+);
 
 // Per-stage means, same prompts.
 function stage(name: string, fn: (m: readonly Message[], i: number) => unknown): void {
@@ -156,7 +170,15 @@ console.log("per stage (each of the first three runs its own text pass; in a dec
 stage("text pass (analyseText)", (_, i) => analyseText(prompts[i]?.trim() ?? ""));
 stage("classifyIntent", (m) => classify(m));
 stage("estimateComplexity", (m) => estimateComplexity(m));
-const fixed: PolicyInput = { intent: "qa", intentConfidence: 0.9, complexity: { score: 0.2, level: "low" }, hasTools: false, clientRoute: "auto", model: "gpt-4", edgeAvailable: true };
+const fixed: PolicyInput = {
+  intent: "qa",
+  intentConfidence: 0.9,
+  complexity: { score: 0.2, level: "low" },
+  hasTools: false,
+  clientRoute: "auto",
+  model: "gpt-4",
+  edgeAvailable: true,
+};
 stage("decidePolicy", () => decidePolicy(fixed, config));
 
 // By prompt length: the cost grows with length up to the window the text pass reads (600 + 200 characters).

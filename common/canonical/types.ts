@@ -82,16 +82,10 @@ export interface FunctionTool {
   strict?: boolean;
 }
 
-export type ToolChoice =
-  | { type: "auto" }
-  | { type: "none" }
-  | { type: "required" }
-  | { type: "function"; name: string };
+export type ToolChoice = { type: "auto" } | { type: "none" } | { type: "required" } | { type: "function"; name: string };
 
 export type ResponseFormat =
-  | { type: "text" }
-  | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string };
+  { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string };
 
 export interface ChatRequest {
   model: string;

@@ -27,7 +27,12 @@ test("a cluster with a nested typed config round-trips through Any", () => {
 });
 
 test("Gearbox's routing policy carries the route section as a Struct, JSON in and out", () => {
-  const route = { default_target: "edge", heuristic: { complexity_threshold: 0.65, sticky: false }, rules: [{ when: { intent: ["math"] }, target: "cloud" }], none: null };
+  const route = {
+    default_target: "edge",
+    heuristic: { complexity_threshold: 0.65, sticky: false },
+    rules: [{ when: { intent: ["math"] }, target: "cloud" }],
+    none: null,
+  };
   const any = packAny(TYPE_URLS.routingPolicy, { name: "default", route: jsonToStruct(route) });
   const back = unpackAny(any);
   assert.equal(back.name, "default");

@@ -73,7 +73,13 @@ test("addresses: ip:port only, as Envoy's ORIGINAL_DST cluster dials them", () =
 });
 
 test("heartbeat models: sorted, and one without an id is an error", () => {
-  assert.deepEqual(parseHeartbeatModels([{ id: "b", engine: "x" }, { id: "a" }]), { ok: true, value: [{ id: "a", engine: "" }, { id: "b", engine: "x" }] });
+  assert.deepEqual(parseHeartbeatModels([{ id: "b", engine: "x" }, { id: "a" }]), {
+    ok: true,
+    value: [
+      { id: "a", engine: "" },
+      { id: "b", engine: "x" },
+    ],
+  });
   assert.deepEqual(parseHeartbeatModels(undefined), { ok: true, value: [] });
   assert.deepEqual(parseHeartbeatModels([{ engine: "x" }]), { ok: false, errors: ["heartbeat.models[0].id is required"] });
 });

@@ -38,7 +38,8 @@ const ID_PATTERN = /^[\x21-\x7e]+$/;
 
 function checkId(field: string, value: string | undefined, errors: string[]): string {
   if (!value) errors.push(`hello.${field} is required`);
-  else if (value.length > MAX_ID_LENGTH || !ID_PATTERN.test(value)) errors.push(`hello.${field} must be 1-${MAX_ID_LENGTH} printable characters without spaces, got '${value}'`);
+  else if (value.length > MAX_ID_LENGTH || !ID_PATTERN.test(value))
+    errors.push(`hello.${field} must be 1-${MAX_ID_LENGTH} printable characters without spaces, got '${value}'`);
   return value ?? "";
 }
 

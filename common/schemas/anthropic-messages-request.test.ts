@@ -11,7 +11,10 @@ const PDF = "JVBERi0xLjQ=";
 const FULL_REQUEST = {
   model: "claude-sonnet-4-5",
   max_tokens: 1024,
-  system: [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }, { type: "text", text: "Use tools." }],
+  system: [
+    { type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } },
+    { type: "text", text: "Use tools." },
+  ],
   messages: [
     {
       role: "user",
@@ -21,7 +24,16 @@ const FULL_REQUEST = {
         { type: "image", source: { type: "url", url: "https://example.com/cat.jpg" } },
         { type: "document", title: "report.pdf", source: { type: "base64", media_type: "application/pdf", data: PDF } },
         { type: "document", source: { type: "text", media_type: "text/plain", data: "plain doc" } },
-        { type: "document", source: { type: "content", content: [{ type: "text", text: "chunk" }, { type: "image", source: { type: "url", url: "https://e.x/a.png" } }] } },
+        {
+          type: "document",
+          source: {
+            type: "content",
+            content: [
+              { type: "text", text: "chunk" },
+              { type: "image", source: { type: "url", url: "https://e.x/a.png" } },
+            ],
+          },
+        },
         { type: "document", source: { type: "file", file_id: "file_011" } },
       ],
     },
@@ -51,7 +63,12 @@ const FULL_REQUEST = {
   top_k: 40,
   stream: true,
   tools: [
-    { name: "weather", description: "Weather by city", input_schema: { type: "object", properties: { city: { type: "string" } } }, cache_control: { type: "ephemeral" } },
+    {
+      name: "weather",
+      description: "Weather by city",
+      input_schema: { type: "object", properties: { city: { type: "string" } } },
+      cache_control: { type: "ephemeral" },
+    },
     { type: "custom", name: "time", input_schema: { type: "object" }, strict: true },
   ],
   tool_choice: { type: "tool", name: "weather", disable_parallel_tool_use: true },
@@ -66,7 +83,13 @@ test("parses every block type and field into the canonical model", () => {
   const expected: ChatRequest = {
     model: "claude-sonnet-4-5",
     messages: [
-      { role: "system", content: [{ type: "text", text: "You are terse." }, { type: "text", text: "Use tools." }] },
+      {
+        role: "system",
+        content: [
+          { type: "text", text: "You are terse." },
+          { type: "text", text: "Use tools." },
+        ],
+      },
       {
         role: "user",
         content: [
@@ -90,7 +113,14 @@ test("parses every block type and field into the canonical model", () => {
         reasoning: "The user wants weather.",
       },
       { role: "tool", toolCallId: "toolu_1", content: "sunny" },
-      { role: "tool", toolCallId: "toolu_2", content: [{ type: "text", text: "Error:" }, { type: "text", text: "clock broke" }] },
+      {
+        role: "tool",
+        toolCallId: "toolu_2",
+        content: [
+          { type: "text", text: "Error:" },
+          { type: "text", text: "clock broke" },
+        ],
+      },
       { role: "user", content: [{ type: "text", text: "Thanks, and?" }] },
       { role: "assistant", content: "It is sunny." },
     ],
@@ -134,7 +164,10 @@ test("system as a string, and role 'system' turns inside messages", () => {
   const req = parse({
     ...MINIMAL,
     system: "Be brief.",
-    messages: [{ role: "user", content: "Hi" }, { role: "system", content: [{ type: "text", text: "Now in French." }] }],
+    messages: [
+      { role: "user", content: "Hi" },
+      { role: "system", content: [{ type: "text", text: "Now in French." }] },
+    ],
   });
   assert.deepEqual(req.messages, [
     { role: "system", content: "Be brief." },
@@ -148,7 +181,10 @@ test("tool_choice variants", () => {
     [{ type: "auto" }, { toolChoice: { type: "auto" } }],
     [{ type: "any" }, { toolChoice: { type: "required" } }],
     [{ type: "none" }, { toolChoice: { type: "none" } }],
-    [{ type: "auto", disable_parallel_tool_use: true }, { toolChoice: { type: "auto" }, parallelToolCalls: false }],
+    [
+      { type: "auto", disable_parallel_tool_use: true },
+      { toolChoice: { type: "auto" }, parallelToolCalls: false },
+    ],
     [{ type: "any", disable_parallel_tool_use: false }, { toolChoice: { type: "required" } }],
   ];
   for (const [choice, expected] of cases) {
@@ -204,7 +240,13 @@ const BAD: [string, unknown, string][] = [
   ["image without source", { ...MINIMAL, messages: [{ role: "user", content: [{ type: "image" }] }] }, "messages[0].content[0].source"],
   [
     "image without data",
-    { ...MINIMAL, messages: [{ role: "user", content: "a" }, { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png" } }] }] },
+    {
+      ...MINIMAL,
+      messages: [
+        { role: "user", content: "a" },
+        { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png" } }] },
+      ],
+    },
     "messages[1].content[0].source.data",
   ],
   [
@@ -234,22 +276,46 @@ const BAD: [string, unknown, string][] = [
   ],
   [
     "tool_result in an assistant turn",
-    { ...MINIMAL, messages: [{ role: "user", content: "x" }, { role: "assistant", content: [{ type: "tool_result", tool_use_id: "t" }] }] },
+    {
+      ...MINIMAL,
+      messages: [
+        { role: "user", content: "x" },
+        { role: "assistant", content: [{ type: "tool_result", tool_use_id: "t" }] },
+      ],
+    },
     "messages[1].content[0].type",
   ],
   [
     "server tool block",
-    { ...MINIMAL, messages: [{ role: "user", content: "x" }, { role: "assistant", content: [{ type: "server_tool_use", id: "s", name: "web_search", input: {} }] }] },
+    {
+      ...MINIMAL,
+      messages: [
+        { role: "user", content: "x" },
+        { role: "assistant", content: [{ type: "server_tool_use", id: "s", name: "web_search", input: {} }] },
+      ],
+    },
     "messages[1].content[0].type",
   ],
   [
     "tool_use input not an object",
-    { ...MINIMAL, messages: [{ role: "user", content: "x" }, { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: "{}" }] }] },
+    {
+      ...MINIMAL,
+      messages: [
+        { role: "user", content: "x" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: "{}" }] },
+      ],
+    },
     "messages[1].content[0].input",
   ],
   [
     "tool_use without id",
-    { ...MINIMAL, messages: [{ role: "user", content: "x" }, { role: "assistant", content: [{ type: "tool_use", name: "f", input: {} }] }] },
+    {
+      ...MINIMAL,
+      messages: [
+        { role: "user", content: "x" },
+        { role: "assistant", content: [{ type: "tool_use", name: "f", input: {} }] },
+      ],
+    },
     "messages[1].content[0].id",
   ],
   [
@@ -259,7 +325,10 @@ const BAD: [string, unknown, string][] = [
   ],
   [
     "image inside a tool_result",
-    { ...MINIMAL, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "image", source: { type: "url", url: "u" } }] }] }] },
+    {
+      ...MINIMAL,
+      messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "image", source: { type: "url", url: "u" } }] }] }],
+    },
     "messages[0].content[0].content[0].type",
   ],
   ["system with an image block", { ...MINIMAL, system: [{ type: "image", source: {} }] }, "system[0].type"],
@@ -293,5 +362,8 @@ test("reports every bad field in one pass", () => {
   const parsed = parseAnthropicMessagesRequest({ model: 1, messages: [{ role: "user", content: [{ type: "bogus" }] }], temperature: 3 });
   assert.equal(parsed.ok, false);
   if (parsed.ok) return;
-  assert.deepEqual(parsed.errors.map((e) => e.param), ["model", "max_tokens", "messages[0].content[0].type", "temperature"]);
+  assert.deepEqual(
+    parsed.errors.map((e) => e.param),
+    ["model", "max_tokens", "messages[0].content[0].type", "temperature"],
+  );
 });

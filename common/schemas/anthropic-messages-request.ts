@@ -28,7 +28,17 @@ import { fail, ok, type Result } from "../result.ts";
 import { extraFields, FieldReader, isObject, type FieldError, type JsonObject } from "./fields.ts";
 
 const KNOWN_FIELDS = new Set([
-  "model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "stream", "tools", "tool_choice", "metadata",
+  "model",
+  "max_tokens",
+  "messages",
+  "system",
+  "stop_sequences",
+  "temperature",
+  "top_p",
+  "stream",
+  "tools",
+  "tool_choice",
+  "metadata",
 ]);
 
 const ROLES = ["user", "assistant", "system"] as const;
@@ -348,13 +358,18 @@ function readTools(r: FieldReader, json: JsonObject): FunctionTool[] | undefined
     if (!isObject(item)) return r.fail(p, `'${p}' must be an object.`);
     const type = r.string(item, "type", `${p}.type`);
     if (type !== undefined && type !== "custom") {
-      return r.fail(`${p}.type`, `'${p}.type' '${type}' is an Anthropic server tool, which Gearbox does not support; only custom tools (name, description, input_schema) are.`);
+      return r.fail(
+        `${p}.type`,
+        `'${p}.type' '${type}' is an Anthropic server tool, which Gearbox does not support; only custom tools (name, description, input_schema) are.`,
+      );
     }
     const name = r.string(item, "name", `${p}.name`, true);
     if (name !== undefined && !TOOL_NAME.test(name)) {
       r.fail(`${p}.name`, `'${p}.name' must be 1-128 characters of a-z, A-Z, 0-9, _ or -.`);
     }
-    const schema = isAbsent(item.input_schema) ? r.fail(`${p}.input_schema`, `'${p}.input_schema' is required.`) : r.object(item, "input_schema", `${p}.input_schema`);
+    const schema = isAbsent(item.input_schema)
+      ? r.fail(`${p}.input_schema`, `'${p}.input_schema' is required.`)
+      : r.object(item, "input_schema", `${p}.input_schema`);
     const description = r.string(item, "description", `${p}.description`);
     const strict = r.boolean(item, "strict", `${p}.strict`);
     if (name === undefined || schema === undefined) return undefined;

@@ -17,7 +17,9 @@ const NUMERIC: [string, (json: unknown) => { ok: boolean; errors?: { param: stri
   ...["temperature", "top_p", "n", "presence_penalty", "frequency_penalty", "top_logprobs", "seed", "max_tokens", "max_completion_tokens"].map(
     (f) => ["OpenAI chat", parseOpenAIChatRequest, CHAT, f] as [string, typeof parseOpenAIChatRequest, string, string],
   ),
-  ...["temperature", "top_p", "top_k", "max_tokens"].map((f) => ["Anthropic messages", parseAnthropicMessagesRequest, ANTHROPIC, f] as [string, typeof parseAnthropicMessagesRequest, string, string]),
+  ...["temperature", "top_p", "top_k", "max_tokens"].map(
+    (f) => ["Anthropic messages", parseAnthropicMessagesRequest, ANTHROPIC, f] as [string, typeof parseAnthropicMessagesRequest, string, string],
+  ),
   ["OpenAI embeddings", parseOpenAIEmbeddingsRequest, EMBEDDINGS, "dimensions"],
 ];
 

@@ -48,7 +48,10 @@ const FULL_REQUEST = {
   user: "user-7",
   metadata: { team: "search" },
   tools: [
-    { type: "function", function: { name: "weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: true } },
+    {
+      type: "function",
+      function: { name: "weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: true },
+    },
     { type: "function", function: { name: "time" } },
   ],
   tool_choice: { type: "function", function: { name: "weather" } },
@@ -81,7 +84,11 @@ test("canonical model holds the parts in Gearbox's terms", () => {
 test("legacy forms: max_tokens kept by name, string stop, string tool_choice, function role", () => {
   const parsed = parseOpenAIChatRequest({
     model: "m",
-    messages: [{ role: "user", content: "x" }, { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }, { role: "function", name: "f", content: "1" }],
+    messages: [
+      { role: "user", content: "x" },
+      { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } },
+      { role: "function", name: "f", content: "1" },
+    ],
     max_tokens: 5,
     stop: "END",
     tool_choice: "required",
@@ -104,7 +111,11 @@ const BAD: [string, unknown, string][] = [
   ["bad role", { model: "m", messages: [{ role: "robot", content: "x" }] }, "messages[0].role"],
   ["missing role", { model: "m", messages: [{ content: "x" }] }, "messages[0].role"],
   ["user content number", { model: "m", messages: [{ role: "user", content: 5 }] }, "messages[0].content"],
-  ["image part without url", { model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: {} }] }] }, "messages[0].content[0].image_url.url"],
+  [
+    "image part without url",
+    { model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: {} }] }] },
+    "messages[0].content[0].image_url.url",
+  ],
   ["unknown part type", { model: "m", messages: [{ role: "user", content: [{ type: "video" }] }] }, "messages[0].content[0].type"],
   ["tool message without id", { model: "m", messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
   ["assistant without content or calls", { model: "m", messages: [{ role: "assistant" }] }, "messages[0].content"],
@@ -113,7 +124,11 @@ const BAD: [string, unknown, string][] = [
   ["stream not boolean", { model: "m", messages: [{ role: "user", content: "x" }], stream: "yes" }, "stream"],
   ["stream_options without stream", { model: "m", messages: [{ role: "user", content: "x" }], stream_options: { include_usage: true } }, "stream_options"],
   ["too many stops", { model: "m", messages: [{ role: "user", content: "x" }], stop: ["a", "b", "c", "d", "e"] }, "stop"],
-  ["bad tool name", { model: "m", messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "has space" } }] }, "tools[0].function.name"],
+  [
+    "bad tool name",
+    { model: "m", messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "has space" } }] },
+    "tools[0].function.name",
+  ],
   ["bad tool_choice", { model: "m", messages: [{ role: "user", content: "x" }], tool_choice: "sometimes" }, "tool_choice"],
   ["bad response_format", { model: "m", messages: [{ role: "user", content: "x" }], response_format: { type: "yaml" } }, "response_format.type"],
   ["metadata value not string", { model: "m", messages: [{ role: "user", content: "x" }], metadata: { a: 1 } }, "metadata.a"],

@@ -3,23 +3,34 @@
  * reads and names the first bad one; emitting writes OpenAI's wire JSON back, extras included,
  * so OpenAI → canonical → OpenAI is lossless for everything OpenAI documents.
  */
-import type {
-  ChatRequest,
-  ContentPart,
-  FunctionTool,
-  Message,
-  ResponseFormat,
-  TextPart,
-  ToolCall,
-  ToolChoice,
-} from "../canonical/types.ts";
+import type { ChatRequest, ContentPart, FunctionTool, Message, ResponseFormat, TextPart, ToolCall, ToolChoice } from "../canonical/types.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { extraFields, FieldReader, isObject, type FieldError, type JsonObject } from "./fields.ts";
 
 const KNOWN_FIELDS = new Set([
-  "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature",
-  "top_p", "n", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs",
-  "seed", "user", "metadata", "tools", "tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort",
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "top_p",
+  "n",
+  "stop",
+  "presence_penalty",
+  "frequency_penalty",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "seed",
+  "user",
+  "metadata",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "response_format",
+  "reasoning_effort",
 ]);
 
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;

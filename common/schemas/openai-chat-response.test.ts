@@ -3,7 +3,13 @@ import { test } from "node:test";
 import { loadChunkFixture, loadJsonFixture } from "../../test/emulators/fixtures.ts";
 import { parseOpenAIChatChunk, parseOpenAIChatResponse, toOpenAIChatChunk, toOpenAIChatResponse } from "./openai-chat-response.ts";
 
-const RESPONSES = ["vercel-ai/openai/openai-text", "vercel-ai/xai/xai-tool-call", "vercel-ai/deepseek/deepseek-reasoning", "vercel-ai/groq/groq-tool-call", "vercel-ai/mistral/mistral-tool-call"];
+const RESPONSES = [
+  "vercel-ai/openai/openai-text",
+  "vercel-ai/xai/xai-tool-call",
+  "vercel-ai/deepseek/deepseek-reasoning",
+  "vercel-ai/groq/groq-tool-call",
+  "vercel-ai/mistral/mistral-tool-call",
+];
 
 for (const name of RESPONSES) {
   test(`recorded response ${name}: canonical → OpenAI keeps content, tool calls, finish reason and usage`, () => {
@@ -30,7 +36,11 @@ test("recorded tool-call stream: chunks → canonical → OpenAI assemble the sa
   const chunks = loadChunkFixture("vercel-ai/deepseek/deepseek-tool-call");
   const args = (list: unknown[]) =>
     list
-      .map((c) => (c as { choices?: { delta?: { tool_calls?: { function?: { arguments?: string } }[] } }[] }).choices?.[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? "")
+      .map(
+        (c) =>
+          (c as { choices?: { delta?: { tool_calls?: { function?: { arguments?: string } }[] } }[] }).choices?.[0]?.delta?.tool_calls?.[0]?.function
+            ?.arguments ?? "",
+      )
       .join("");
   const roundTripped = chunks.map((c) => {
     const parsed = parseOpenAIChatChunk(c);

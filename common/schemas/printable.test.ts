@@ -4,7 +4,8 @@ import { escapeUnprintable, isPrintable } from "./printable.ts";
 
 test("plain names, accents, CJK and emoji are printable; controls, separators and bidi overrides are not", () => {
   for (const ok of ["checkout", "Café – prod", "结账服务", "ops 🚀", "a\\b"]) assert.ok(isPrintable(ok), ok);
-  for (const bad of ["a\rb", "a\nb", "a\u0000b", "\u001b[2J", "a\u007fb", "\u009b31m", "a\u2028b", "evil\u202egnp.exe", "x\u2066y"]) assert.ok(!isPrintable(bad), JSON.stringify(bad));
+  for (const bad of ["a\rb", "a\nb", "a\u0000b", "\u001b[2J", "a\u007fb", "\u009b31m", "a\u2028b", "evil\u202egnp.exe", "x\u2066y"])
+    assert.ok(!isPrintable(bad), JSON.stringify(bad));
 });
 
 test("escaping shows every unprintable character and leaves the rest alone", () => {

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { SseParser } from "./sse.ts";
 
 const STREAM = Buffer.from(
-  'data: {"a":1}\n\n' + ": keep-alive comment\n\n" + "event: message_start\r\ndata: {\"b\":\"é\"}\r\n\r\n" + "data: line1\ndata: line2\n\n" + "data: [DONE]\n\n",
+  'data: {"a":1}\n\n' + ": keep-alive comment\n\n" + 'event: message_start\r\ndata: {"b":"é"}\r\n\r\n' + "data: line1\ndata: line2\n\n" + "data: [DONE]\n\n",
 );
 
 function collect(chunks: Buffer[]): { events: string[]; raw: Buffer } {
@@ -30,5 +30,8 @@ test("an unterminated tail is delivered by flush", () => {
   const parser = new SseParser();
   assert.deepEqual(parser.push(Buffer.from("data: x")), []);
   assert.equal(parser.buffered, 7);
-  assert.deepEqual(parser.flush().map((e) => e.data), ["x"]);
+  assert.deepEqual(
+    parser.flush().map((e) => e.data),
+    ["x"],
+  );
 });

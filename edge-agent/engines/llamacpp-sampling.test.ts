@@ -25,7 +25,10 @@ test("mulberry32 is deterministic per seed and uniform in [0, 1)", () => {
   const a = mulberry32(7);
   const b = mulberry32(7);
   const xs = Array.from({ length: 10_000 }, () => a());
-  assert.deepEqual(Array.from({ length: 10_000 }, () => b()), xs);
+  assert.deepEqual(
+    Array.from({ length: 10_000 }, () => b()),
+    xs,
+  );
   assert.ok(xs.every((x) => x >= 0 && x < 1));
   const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
   assert.ok(Math.abs(mean - 0.5) < 0.01);

@@ -22,12 +22,7 @@ export function mulberry32(seed: number): () => number {
  * Draws a token from `probabilities` (token → probability, sorted from most to least likely, as
  * node-llama-cpp returns them) at `temperature` (> 0) with nucleus `topP` (1 = off).
  */
-export function sampleToken<T extends number>(
-  probabilities: ReadonlyMap<T, number>,
-  temperature: number,
-  topP: number,
-  random: () => number,
-): T {
+export function sampleToken<T extends number>(probabilities: ReadonlyMap<T, number>, temperature: number, topP: number, random: () => number): T {
   const n = probabilities.size;
   const tokens: T[] = new Array<T>(n);
   const weights = new Float64Array(n);

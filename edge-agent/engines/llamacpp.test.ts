@@ -42,7 +42,11 @@ test("greedy decoding is deterministic, with finite logprobs that match the top 
     assert.ok(Number.isFinite(t.logprob) && t.logprob <= 0 && t.logprob > LOGPROB_FLOOR, `token ${i} logprob ${t.logprob}`);
     assert.equal(t.topLogprobs.length, 5);
     const lps = t.topLogprobs.map((a) => a.logprob);
-    assert.deepEqual(lps, [...lps].sort((a, b) => b - a), "alternatives are sorted");
+    assert.deepEqual(
+      lps,
+      [...lps].sort((a, b) => b - a),
+      "alternatives are sorted",
+    );
     // Greedy: the chosen token is the most likely one, so it heads the alternatives.
     assert.ok(t.logprob >= (lps[0] ?? -Infinity) - 1e-9);
     assert.ok(Math.abs(t.logprob - (lps[0] ?? 0)) < 1e-6);
@@ -106,7 +110,10 @@ test("turns render through the GGUF's ChatML template: tool results as user turn
 test("text is emitted only for whole UTF-8 characters; bytes always", async () => {
   const { tokens } = await run(model, params({ messages: USER("x"), maxTokens: 40 }));
   const bytes = tokens.flatMap((t) => t.bytes);
-  assert.ok(tokens.every((t) => t.bytes.length === 1), "the tiny vocabulary emits single bytes");
+  assert.ok(
+    tokens.every((t) => t.bytes.length === 1),
+    "the tiny vocabulary emits single bytes",
+  );
   assert.equal(tokens.map((t) => t.text).join(""), new TextDecoder().decode(Uint8Array.from(bytes)).replace(/\uFFFD$/, ""));
   // The random model starts with 0xC7, a lead byte: no text until the next byte decides it.
   assert.deepEqual(tokens[0]?.bytes, [0xc7]);
@@ -158,7 +165,10 @@ test("sampling: one seed gives one answer; near-zero temperature or top-p is gre
     a.tokens.map((t) => t.bytes),
   );
   const others = await Promise.all([8, 9, 10].map((s) => sampled(s)));
-  assert.ok(others.some((o) => o.text !== a.text), "different seeds give different answers");
+  assert.ok(
+    others.some((o) => o.text !== a.text),
+    "different seeds give different answers",
+  );
   assert.notEqual(a.text, greedy.text);
   for (const t of a.tokens) assert.ok(t.logprob <= 0 && Number.isFinite(t.logprob));
 
@@ -188,9 +198,12 @@ test("an abort stops generation within a token and frees the sequence", async ()
   // The client's own abort reason comes back as is.
   const gone = new AbortController();
   const reason = new Error("client went away");
-  await assert.rejects(async () => {
-    for await (const event of model.chat(params({ maxTokens: 900, signal: gone.signal }))) if (event.type === "token") gone.abort(reason);
-  }, (err: unknown) => err === reason);
+  await assert.rejects(
+    async () => {
+      for await (const event of model.chat(params({ maxTokens: 900, signal: gone.signal }))) if (event.type === "token") gone.abort(reason);
+    },
+    (err: unknown) => err === reason,
+  );
   // Aborted before starting: nothing generated.
   await assert.rejects(run(model, params({ signal: AbortSignal.abort() })), (err: Error) => err.name === "AbortError");
 });

@@ -23,7 +23,13 @@ interface Scripted {
 }
 
 const chunk = (content: string, logprobs?: unknown[]) =>
-  JSON.stringify({ model: "llama3.2", created_at: "2025-11-12T10:00:00.000000Z", message: { role: "assistant", content }, done: false, ...(logprobs && { logprobs }) });
+  JSON.stringify({
+    model: "llama3.2",
+    created_at: "2025-11-12T10:00:00.000000Z",
+    message: { role: "assistant", content },
+    done: false,
+    ...(logprobs && { logprobs }),
+  });
 
 const lp = (token: string, logprob: number, top: [string, number][] = []) => ({
   token,
@@ -34,13 +40,35 @@ const lp = (token: string, logprob: number, top: [string, number][] = []) => ({
 
 /** Synthesized (see the module comment): one token per chunk, a held-back token, a multi-token chunk. */
 const STREAM = [
-  chunk("The", [lp("The", -0.01, [["The", -0.01], ["A", -4.7]])]),
-  chunk(" sky", [lp(" sky", -0.2, [[" sky", -0.2], [" ocean", -2.1]])]),
+  chunk("The", [
+    lp("The", -0.01, [
+      ["The", -0.01],
+      ["A", -4.7],
+    ]),
+  ]),
+  chunk(" sky", [
+    lp(" sky", -0.2, [
+      [" sky", -0.2],
+      [" ocean", -2.1],
+    ]),
+  ]),
   chunk("", [lp(" is", -0.05)]),
   chunk(" is blue", [lp(" blue", -0.3)]),
   chunk(" – ", [lp(" –", -1.5), lp(" ", -0.4), lp("\n", -2)]),
   chunk("°"),
-  JSON.stringify({ model: "llama3.2", created_at: "2025-11-12T10:00:01.000000Z", message: { role: "assistant", content: "" }, done: true, done_reason: "length", total_duration: 1, load_duration: 1, prompt_eval_count: 12, prompt_eval_duration: 1, eval_count: 7, eval_duration: 1 }),
+  JSON.stringify({
+    model: "llama3.2",
+    created_at: "2025-11-12T10:00:01.000000Z",
+    message: { role: "assistant", content: "" },
+    done: true,
+    done_reason: "length",
+    total_duration: 1,
+    load_duration: 1,
+    prompt_eval_count: 12,
+    prompt_eval_duration: 1,
+    eval_count: 7,
+    eval_duration: 1,
+  }),
 ].join("\n");
 
 const SHOW = {
@@ -50,7 +78,18 @@ const SHOW = {
   capabilities: ["completion", "tools"],
 };
 
-const TAGS = { models: [{ name: "llama3.2:latest", model: "llama3.2:latest", modified_at: "2025-05-04T17:37:44.706015396-07:00", size: 2019393189, digest: "a80c4f17", details: SHOW.details }] };
+const TAGS = {
+  models: [
+    {
+      name: "llama3.2:latest",
+      model: "llama3.2:latest",
+      modified_at: "2025-05-04T17:37:44.706015396-07:00",
+      size: 2019393189,
+      digest: "a80c4f17",
+      details: SHOW.details,
+    },
+  ],
+};
 const PS = { models: [{ ...TAGS.models[0], expires_at: "2318-01-01T00:00:00Z", size: 3300000000, size_vram: 0, context_length: 8192 }] };
 
 function readJson(req: IncomingMessage): Promise<unknown> {
@@ -73,7 +112,8 @@ async function scripted(t: TestContext): Promise<Scripted> {
       if (path === "/api/tags") return json(TAGS);
       if (path === "/api/show") return json(SHOW);
       if (path === "/api/ps") return json(PS);
-      if (path === "/api/chat" && isLoadRequest) return json({ model: "llama3.2", created_at: "2025-11-12T10:00:00Z", message: { role: "assistant", content: "" }, done_reason: "load", done: true });
+      if (path === "/api/chat" && isLoadRequest)
+        return json({ model: "llama3.2", created_at: "2025-11-12T10:00:00Z", message: { role: "assistant", content: "" }, done_reason: "load", done: true });
       if (path === "/api/chat") return res.writeHead(200, { "content-type": "application/x-ndjson" }).end(`${STREAM}\n`);
       res.writeHead(404, { "content-type": "text/plain" }).end("404 page not found");
     });
@@ -92,7 +132,14 @@ test("per-token logprobs: tokens, bytes and alternatives come through; held-back
   const model = await engine.load({ ...SPEC, host: server.url });
   const events: ChatEvent[] = [];
   const signal = new AbortController().signal;
-  for await (const event of model.chat({ messages: [{ role: "user", content: "What colour is the sky?" }], maxTokens: 7, temperature: 0, topLogprobs: 2, signal })) events.push(event);
+  for await (const event of model.chat({
+    messages: [{ role: "user", content: "What colour is the sky?" }],
+    maxTokens: 7,
+    temperature: 0,
+    topLogprobs: 2,
+    signal,
+  }))
+    events.push(event);
   const tokens = events.filter((e) => e.type === "token");
   assert.deepEqual(
     tokens.map((e) => [e.text, e.logprob]),

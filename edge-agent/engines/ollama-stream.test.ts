@@ -37,7 +37,10 @@ test("done without text yields only done; text on the final object comes first",
     ["token", "done"],
   );
   assert.equal(mapper.done, true);
-  assert.throws(() => mapper.map({ message: { content: "late" } }), (err: unknown) => err instanceof EngineError && err.code === "engine_crashed");
+  assert.throws(
+    () => mapper.map({ message: { content: "late" } }),
+    (err: unknown) => err instanceof EngineError && err.code === "engine_crashed",
+  );
 });
 
 test("finish reasons: stop, length, inferred when absent, an error when unknown", () => {
@@ -45,11 +48,17 @@ test("finish reasons: stop, length, inferred when absent, an error when unknown"
   assert.equal(finishReasonOf("length", 3, 10), "length");
   assert.equal(finishReasonOf(undefined, 10, 10), "length");
   assert.equal(finishReasonOf("", 9, 10), "stop");
-  assert.throws(() => finishReasonOf("load", 0, 10), (err: unknown) => err instanceof EngineError && err.code === "engine_crashed" && /load/.test(err.message));
+  assert.throws(
+    () => finishReasonOf("load", 0, 10),
+    (err: unknown) => err instanceof EngineError && err.code === "engine_crashed" && /load/.test(err.message),
+  );
 });
 
 const SPEC: ModelSpec = { id: "m", engine: "ollama", source: "nomic-embed-text" };
-const EMBEDDER = { model_info: { "general.architecture": "nomic-bert", "nomic-bert.context_length": 2048, "nomic-bert.embedding_length": 768 }, capabilities: ["embedding"] };
+const EMBEDDER = {
+  model_info: { "general.architecture": "nomic-bert", "nomic-bert.context_length": 2048, "nomic-bert.embedding_length": 768 },
+  capabilities: ["embedding"],
+};
 
 test("model_info numbers are read under the model's architecture", () => {
   assert.equal(modelInfoNumber(EMBEDDER, "context_length"), 2048);
@@ -71,7 +80,7 @@ test("an embedding model reports its embedding length and no chat", () => {
 });
 
 test("context length order: spec (capped), /api/ps, Modelfile num_ctx, trained capped at 4096", () => {
-  const show = { model_info: { "general.architecture": "llama", "llama.context_length": 8192 }, parameters: "num_ctx                        6000\nstop \"x\"" };
+  const show = { model_info: { "general.architecture": "llama", "llama.context_length": 8192 }, parameters: 'num_ctx                        6000\nstop "x"' };
   assert.equal(contextLengthOf({ ...SPEC, contextLength: 16384 }, show, { context_length: 4096 }), 8192);
   assert.equal(requestedNumCtx({ ...SPEC, contextLength: 16384 }, show), 8192);
   assert.equal(requestedNumCtx(SPEC, show), undefined);

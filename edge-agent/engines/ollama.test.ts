@@ -35,7 +35,14 @@ async function loaded(t: TestContext, emulatorOptions: OllamaUpstreamOptions = {
 }
 
 function params(overrides: Partial<ChatParams> = {}): ChatParams {
-  return { messages: [{ role: "user", content: "why is the sky blue?" }], maxTokens: 1000, temperature: 0, topLogprobs: 0, signal: new AbortController().signal, ...overrides };
+  return {
+    messages: [{ role: "user", content: "why is the sky blue?" }],
+    maxTokens: 1000,
+    temperature: 0,
+    topLogprobs: 0,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
 }
 
 async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
@@ -102,7 +109,11 @@ test("load with a context length sends it as num_ctx, on the warm-up and on ever
 
 test("load fails with load_failed for a model the server does not have, naming what it has", async (t) => {
   const { emulator, engine } = await setup(t);
-  await rejectsWith(engine.load({ ...SPEC, host: emulator.url, source: "mistral" }), "load_failed", /no model 'mistral'.*deepseek-r1:latest, llama3\.2:latest.*ollama pull mistral/);
+  await rejectsWith(
+    engine.load({ ...SPEC, host: emulator.url, source: "mistral" }),
+    "load_failed",
+    /no model 'mistral'.*deepseek-r1:latest, llama3\.2:latest.*ollama pull mistral/,
+  );
   assert.equal(emulator.requests.length, 1, "nothing after /api/tags");
 });
 
@@ -171,7 +182,8 @@ test("an error line in the stream (docs' errors.mdx) becomes engine_crashed afte
 
 test("a stream cut off before its final object is engine_crashed", async (t) => {
   const { emulator, model } = await loaded(t);
-  const firstLine = '{"model":"llama3.2","created_at":"2023-08-04T08:52:19.385406455-07:00","message":{"role":"assistant","content":"The","images":null},"done":false}\n';
+  const firstLine =
+    '{"model":"llama3.2","created_at":"2023-08-04T08:52:19.385406455-07:00","message":{"role":"assistant","content":"The","images":null},"done":false}\n';
   emulator.queue({ fixture: "ollama/chat-stream", endAfterBytes: Buffer.byteLength(firstLine) });
   await rejectsWith(collect(model.chat(params())), "engine_crashed", /Did not receive done/);
 });
@@ -227,7 +239,10 @@ test("embed sends all texts in one request and returns the server's vectors and 
   const texts = ["why is the sky blue?", "why is the grass green?"];
   const { vectors, promptTokens } = await model.embed(texts, new AbortController().signal);
   assert.equal(vectors.length, 2);
-  assert.deepEqual(vectors.map((v) => v.length), [384, 384]);
+  assert.deepEqual(
+    vectors.map((v) => v.length),
+    [384, 384],
+  );
   assert.notDeepEqual(vectors[0], vectors[1]);
   assert.equal(promptTokens, 5 + 6, "the emulator counts one token per 4 bytes");
   assert.deepEqual(bodyOf(emulator, emulator.requests.length - 1), { model: "all-minilm", input: texts, keep_alive: -1, options: {} });

@@ -25,7 +25,14 @@
  */
 import { Ollama, type AbortableAsyncIterator, type ChatRequest, type ChatResponse, type Options } from "ollama";
 import { EngineError, type ChatEvent, type ChatParams, type ChatTurn, type Engine, type LoadedModel, type ModelInfo, type ModelSpec } from "./engine.ts";
-import { estimatePromptTokens, estimateTextTokens, ollamaModelInfo, requestedNumCtx, type OllamaRunningFacts, type OllamaShowFacts } from "./ollama-model-info.ts";
+import {
+  estimatePromptTokens,
+  estimateTextTokens,
+  ollamaModelInfo,
+  requestedNumCtx,
+  type OllamaRunningFacts,
+  type OllamaShowFacts,
+} from "./ollama-model-info.ts";
 import { OllamaStreamMapper } from "./ollama-stream.ts";
 
 /** Ollama's default address. */
@@ -127,7 +134,8 @@ export function createOllamaEngine(options: OllamaEngineOptions = {}): Engine {
     const requestOptions: Partial<Options> = numCtx === undefined ? {} : { num_ctx: numCtx };
     let info = ollamaModelInfo(spec, show, undefined);
     if (options.warm ?? true) {
-      if (info.capabilities.chat) await guarded(() => ollama.chat({ model: name, messages: [], stream: false, keep_alive: keepAlive, options: requestOptions }), "load", host, signal);
+      if (info.capabilities.chat)
+        await guarded(() => ollama.chat({ model: name, messages: [], stream: false, keep_alive: keepAlive, options: requestOptions }), "load", host, signal);
       else await guarded(() => ollama.embed({ model: name, input: [], keep_alive: keepAlive, options: requestOptions }), "load", host, signal);
       const running = await optional(() => ollama.ps(), host, signal);
       const entry: OllamaRunningFacts | undefined = running?.models.find((m) => sameModel(m.name, name) || sameModel(m.model, name));
@@ -183,7 +191,12 @@ class OllamaModel implements LoadedModel {
     const combined = this.signalFor(signal);
     if (texts.length === 0) return { vectors: [], promptTokens: 0 };
     const request = { model: name, input: texts, keep_alive: keepAlive, options: requestOptions };
-    const answer: { embeddings?: unknown; prompt_eval_count?: number } = await guarded(() => this.setup.client(host, combined).embed(request), "request", host, combined);
+    const answer: { embeddings?: unknown; prompt_eval_count?: number } = await guarded(
+      () => this.setup.client(host, combined).embed(request),
+      "request",
+      host,
+      combined,
+    );
     const vectors = answer.embeddings;
     if (!Array.isArray(vectors) || vectors.length !== texts.length || !vectors.every(isNumberArray)) {
       throw new EngineError(`Ollama at ${host} answered an embed of ${texts.length} input(s) without ${texts.length} vector(s).`, "engine_crashed");

@@ -81,7 +81,14 @@ test("one text: the mean of its tokens' table rows, normalized; info from the ou
   assertClose(vectors[0], expected(TABLE, [2, 4, 5, 6, 7, 10, 3]), "vector");
   assert.equal(promptTokens, 7);
   assert.ok(Math.abs(Math.hypot(...(vectors[0] ?? [])) - 1) < 1e-9, "unit length");
-  assert.deepEqual(model.info(), { id: "tiny", engine: "onnx", source: model.info().source, contextLength: 128, capabilities: { chat: false, embeddings: true }, embeddingLength: HIDDEN });
+  assert.deepEqual(model.info(), {
+    id: "tiny",
+    engine: "onnx",
+    source: model.info().source,
+    contextLength: 128,
+    capabilities: { chat: false, embeddings: true },
+    embeddingLength: HIDDEN,
+  });
 });
 
 test("a batch of texts of different lengths: padding is masked out, each row equals its text alone", async (t) => {
@@ -134,22 +141,37 @@ test("byte-level tokenizer and int32 ids", async (t) => {
 
 test("planIo: a symbolic hidden size leaves embeddingLength to the first answer; a wrong rank or type is refused", () => {
   const ids = { isTensor: true, type: "int64", shape: ["batch", "seq"] } as const;
-  const inputs = [{ name: "input_ids", ...ids }, { name: "attention_mask", ...ids }];
+  const inputs = [
+    { name: "input_ids", ...ids },
+    { name: "attention_mask", ...ids },
+  ];
   const symbolic = planIo(inputs, [{ name: "last_hidden_state", isTensor: true, type: "float32", shape: ["batch", "seq", "hidden"] }]);
   assert.ok(symbolic.ok);
   assert.equal(symbolic.value.embeddingLength, undefined);
   assert.deepEqual(symbolic.value.output, { name: "last_hidden_state", kind: "tokens" });
-  const pooled = planIo(inputs, [{ name: "last_hidden_state", isTensor: true, type: "float32", shape: [] }, { name: "embeddings", isTensor: true, type: "float32", shape: ["batch", 384] }]);
+  const pooled = planIo(inputs, [
+    { name: "last_hidden_state", isTensor: true, type: "float32", shape: [] },
+    { name: "embeddings", isTensor: true, type: "float32", shape: ["batch", 384] },
+  ]);
   assert.ok(pooled.ok);
   assert.deepEqual([pooled.value.output.name, pooled.value.embeddingLength], ["embeddings", 384], "a pooled output wins");
-  assert.deepEqual(planIo([{ name: "input_ids", isTensor: true, type: "float32", shape: [] }], [{ name: "sentence_embedding", isTensor: true, type: "float16", shape: ["batch", "seq", 8] }]), {
-    ok: false,
-    errors: ["input 'input_ids': expected an int64 or int32 tensor", "output 'sentence_embedding': expected a float32 tensor"],
-  });
-  assert.deepEqual(planIo([{ name: "attention_mask", ...ids }], [{ name: "sentence_embedding", isTensor: true, type: "float32", shape: ["batch", "seq", 8] }]), {
-    ok: false,
-    errors: ["input 'input_ids': missing", "output 'sentence_embedding': expected rank 2, got [batch, seq, 8]"],
-  });
+  assert.deepEqual(
+    planIo(
+      [{ name: "input_ids", isTensor: true, type: "float32", shape: [] }],
+      [{ name: "sentence_embedding", isTensor: true, type: "float16", shape: ["batch", "seq", 8] }],
+    ),
+    {
+      ok: false,
+      errors: ["input 'input_ids': expected an int64 or int32 tensor", "output 'sentence_embedding': expected a float32 tensor"],
+    },
+  );
+  assert.deepEqual(
+    planIo([{ name: "attention_mask", ...ids }], [{ name: "sentence_embedding", isTensor: true, type: "float32", shape: ["batch", "seq", 8] }]),
+    {
+      ok: false,
+      errors: ["input 'input_ids': missing", "output 'sentence_embedding': expected rank 2, got [batch, seq, 8]"],
+    },
+  );
 });
 
 test("contextLength caps the tokenizer's max_length; countTokens uses the tokenizer", async (t) => {
@@ -159,13 +181,20 @@ test("contextLength caps the tokenizer's max_length; countTokens uses the tokeni
   const model = await engine.load({ id: "t", engine: "onnx", source: await f.model("m.onnx"), tokenizer: await f.json("t.json", WORDPIECE), contextLength: 4 });
   assert.equal(model.info().contextLength, 4);
   assertClose((await model.embed(["the sky is blue"], never)).vectors[0], expected(TABLE, [2, 4, 5, 3]), "cut to 4");
-  assert.equal(await model.countTokens([{ role: "user", content: "the sky is blue" }, { role: "user", content: "grass" }]), 4 + 3);
+  assert.equal(
+    await model.countTokens([
+      { role: "user", content: "the sky is blue" },
+      { role: "user", content: "grass" },
+    ]),
+    4 + 3,
+  );
 });
 
 test("chat is unsupported", async (t) => {
   const { model } = await loaded(t);
   const iterate = async () => {
-    for await (const _ of model.chat({ messages: [{ role: "user", content: "hi" }], maxTokens: 1, temperature: 0, topLogprobs: 0, signal: never })) assert.fail("no events");
+    for await (const _ of model.chat({ messages: [{ role: "user", content: "hi" }], maxTokens: 1, temperature: 0, topLogprobs: 0, signal: never }))
+      assert.fail("no events");
   };
   await rejectsWith(iterate(), "unsupported", /does not chat/);
 });
@@ -196,7 +225,11 @@ test("load_failed: no tokenizer, an unreadable one, one with bad fields", async 
   const source = await f.model("m.onnx");
   await rejectsWith(engine.load({ id: "x", engine: "onnx", source }), "load_failed", /needs 'tokenizer'/);
   await rejectsWith(engine.load({ id: "x", engine: "onnx", source, tokenizer: path.join(f.dir, "none.json") }), "load_failed", /none\.json/);
-  await rejectsWith(engine.load({ id: "x", engine: "onnx", source, tokenizer: await f.json("bad.json", { type: "wordpiece", vocab: {} }) }), "load_failed", /vocab: empty/);
+  await rejectsWith(
+    engine.load({ id: "x", engine: "onnx", source, tokenizer: await f.json("bad.json", { type: "wordpiece", vocab: {} }) }),
+    "load_failed",
+    /vocab: empty/,
+  );
 });
 
 test("load_failed: a model whose inputs or outputs the engine cannot drive, each named", async (t) => {
@@ -207,11 +240,18 @@ test("load_failed: a model whose inputs or outputs the engine cannot drive, each
   await writeFile(
     file,
     encodeOnnxModel({
-      inputs: [{ name: "input_ids", ...ids }, { name: "pixel_values", ...ids }],
+      inputs: [
+        { name: "input_ids", ...ids },
+        { name: "pixel_values", ...ids },
+      ],
       outputs: [{ name: "logits", elemType: OnnxDataType.FLOAT, shape: ["batch", "seq", HIDDEN] }],
       nodes: [{ opType: "Gather", inputs: ["embedding_table", "input_ids"], outputs: ["logits"] }],
       initializers: [{ name: "embedding_table", dims: [TABLE.length / HIDDEN, HIDDEN], values: TABLE }],
     }),
   );
-  await rejectsWith(engine.load({ id: "x", engine: "onnx", source: file, tokenizer }), "load_failed", /input 'pixel_values': not one the engine feeds.*outputs: none of sentence_embedding, embeddings, last_hidden_state \(the model has logits\)/);
+  await rejectsWith(
+    engine.load({ id: "x", engine: "onnx", source: file, tokenizer }),
+    "load_failed",
+    /input 'pixel_values': not one the engine feeds.*outputs: none of sentence_embedding, embeddings, last_hidden_state \(the model has logits\)/,
+  );
 });

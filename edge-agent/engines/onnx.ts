@@ -52,7 +52,10 @@ const OUTPUTS: readonly { name: string; kind: "pooled" | "tokens" }[] = [
 const isInputName = (name: string): name is InputName => (INPUT_NAMES as readonly string[]).includes(name);
 
 /** Checks a session's inputs and outputs against what the engine can drive; errors name each one. */
-export function planIo(inputs: readonly InferenceSession.ValueMetadata[], outputs: readonly InferenceSession.ValueMetadata[]): { ok: true; value: OnnxIoPlan } | { ok: false; errors: string[] } {
+export function planIo(
+  inputs: readonly InferenceSession.ValueMetadata[],
+  outputs: readonly InferenceSession.ValueMetadata[],
+): { ok: true; value: OnnxIoPlan } | { ok: false; errors: string[] } {
   const errors: string[] = [];
   const plannedInputs: OnnxIoPlan["inputs"] = [];
   for (const input of inputs) {
@@ -92,7 +95,11 @@ export async function loadTokenizer(path: string, maxLength?: number): Promise<T
 function idTensor(type: IdType, values: number[], dims: readonly [number, number]): Tensor {
   switch (type) {
     case "int64":
-      return new Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
+      return new Tensor(
+        "int64",
+        BigInt64Array.from(values, (v) => BigInt(v)),
+        dims,
+      );
     case "int32":
       return new Tensor("int32", Int32Array.from(values), dims);
     default: {
@@ -229,13 +236,19 @@ class OnnxModel implements LoadedModel {
     try {
       output = (await this.session.run(feeds, [name]))[name];
     } catch (err) {
-      throw new EngineError(`ONNX model ${this.spec.source}: run failed: ${err instanceof Error ? err.message : String(err)}`, "engine_crashed", { cause: err });
+      throw new EngineError(`ONNX model ${this.spec.source}: run failed: ${err instanceof Error ? err.message : String(err)}`, "engine_crashed", {
+        cause: err,
+      });
     }
-    if (!(output instanceof Tensor) || !(output.data instanceof Float32Array)) throw new EngineError(`ONNX model ${this.spec.source}: output '${name}' is not float32.`, "engine_crashed");
+    if (!(output instanceof Tensor) || !(output.data instanceof Float32Array))
+      throw new EngineError(`ONNX model ${this.spec.source}: output '${name}' is not float32.`, "engine_crashed");
     const hidden = output.dims.at(-1) ?? 0;
     const expected = kind === "pooled" ? [batch, hidden] : [batch, seq, hidden];
     if (hidden <= 0 || output.dims.length !== expected.length || output.dims.some((d, i) => d !== expected[i])) {
-      throw new EngineError(`ONNX model ${this.spec.source}: output '${name}' has shape [${output.dims.join(", ")}], expected [${expected.join(", ")}].`, "engine_crashed");
+      throw new EngineError(
+        `ONNX model ${this.spec.source}: output '${name}' has shape [${output.dims.join(", ")}], expected [${expected.join(", ")}].`,
+        "engine_crashed",
+      );
     }
     this.embeddingLength ??= hidden;
     return kind === "pooled" ? pooledRows(output.data, batch, hidden) : meanPool(output.data, mask, batch, seq, hidden);

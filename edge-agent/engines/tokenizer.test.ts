@@ -24,7 +24,7 @@ const TOY_VOCAB: Readonly<Record<string, number>> = {
   "##believ": 13,
   "##able": 14,
   cafe: 15,
-  "中": 16,
+  中: 16,
 };
 
 function config(json: unknown): TokenizerConfig {
@@ -60,7 +60,16 @@ test("wordpiece: the pieces are cut to max_length, cls and sep kept", () => {
 
 test("wordpiece: words over 100 characters are unk", () => {
   assert.equal(wordPieces("s".repeat(101), new Map([["s", 1]])), undefined);
-  assert.deepEqual(wordPieces("ss", new Map([["s", 1], ["##s", 2]])), [1, 2]);
+  assert.deepEqual(
+    wordPieces(
+      "ss",
+      new Map([
+        ["s", 1],
+        ["##s", 2],
+      ]),
+    ),
+    [1, 2],
+  );
 });
 
 test("bytes: UTF-8 bytes plus offset, optional bos/eos kept when cutting", () => {

@@ -84,12 +84,24 @@ function parseWordPiece(raw: Record<string, unknown>, errors: string[]): Tokeniz
   const sep = field(raw, "sep", isString, "a token", "[SEP]", errors);
   const pad = field(raw, "pad", isString, "a token", "[PAD]", errors);
   if (isRecord(raw.vocab)) {
-    for (const [name, token] of [["unk", unk], ["cls", cls], ["sep", sep], ["pad", pad]] as const) {
+    for (const [name, token] of [
+      ["unk", unk],
+      ["cls", cls],
+      ["sep", sep],
+      ["pad", pad],
+    ] as const) {
       if (!vocab.has(token)) errors.push(`${name}: the token ${JSON.stringify(token)} is not in vocab`);
     }
   }
   const lowercase = field(raw, "lowercase", isBoolean, "true or false", true, errors);
-  const maxLength = field(raw, "max_length", (v): v is number => isId(v) && v >= 3, "an integer ≥ 3 (room for cls and sep)", DEFAULT_TOKENIZER_MAX_LENGTH, errors);
+  const maxLength = field(
+    raw,
+    "max_length",
+    (v): v is number => isId(v) && v >= 3,
+    "an integer ≥ 3 (room for cls and sep)",
+    DEFAULT_TOKENIZER_MAX_LENGTH,
+    errors,
+  );
   return { type: "wordpiece", vocab, unk, cls, sep, pad, lowercase, maxLength };
 }
 
@@ -99,7 +111,14 @@ function parseBytes(raw: Record<string, unknown>, errors: string[]): TokenizerCo
   const bosId = field<number | undefined>(raw, "bos_id", isOptionalId, "a non-negative integer", undefined, errors);
   const eosId = field<number | undefined>(raw, "eos_id", isOptionalId, "a non-negative integer", undefined, errors);
   const frame = (bosId === undefined ? 0 : 1) + (eosId === undefined ? 0 : 1);
-  const maxLength = field(raw, "max_length", (v): v is number => isId(v) && v > frame, `an integer > ${frame} (room for the frame)`, DEFAULT_TOKENIZER_MAX_LENGTH, errors);
+  const maxLength = field(
+    raw,
+    "max_length",
+    (v): v is number => isId(v) && v > frame,
+    `an integer > ${frame} (room for the frame)`,
+    DEFAULT_TOKENIZER_MAX_LENGTH,
+    errors,
+  );
   return { type: "bytes", offset, padId, bosId, eosId, maxLength };
 }
 
@@ -122,7 +141,8 @@ export function parseTokenizerConfig(json: unknown): TokenizerParseResult {
 }
 
 /** BERT's `_is_chinese_char` ranges (CJK ideographs, which are split into single characters). */
-const CJK = /[\u{4E00}-\u{9FFF}\u{3400}-\u{4DBF}\u{20000}-\u{2A6DF}\u{2A700}-\u{2B73F}\u{2B740}-\u{2B81F}\u{2B820}-\u{2CEAF}\u{F900}-\u{FAFF}\u{2F800}-\u{2FA1F}]/gu;
+const CJK =
+  /[\u{4E00}-\u{9FFF}\u{3400}-\u{4DBF}\u{20000}-\u{2A6DF}\u{2A700}-\u{2B73F}\u{2B740}-\u{2B81F}\u{2B820}-\u{2CEAF}\u{F900}-\u{FAFF}\u{2F800}-\u{2FA1F}]/gu;
 /** BERT's `_is_punctuation`: Unicode P* plus every non-alphanumeric ASCII symbol. */
 const PUNCTUATION = /^[\p{P}!-/:-@[-`{-~]$/u;
 /** Characters BERT's `_clean_text` drops: NUL, U+FFFD and control/format characters other than whitespace. */
@@ -130,8 +150,15 @@ const DROPPED = /[\0\uFFFD]|(?![\t\n\r])[\p{Cc}\p{Cf}]/gu;
 
 /** BERT's BasicTokenizer: the words and punctuation marks of a text. */
 export function basicTokens(text: string, lowercase: boolean): string[] {
-  let clean = text.replace(DROPPED, "").replace(/\s/gu, " ").replace(CJK, (c) => ` ${c} `);
-  if (lowercase) clean = clean.toLowerCase().normalize("NFD").replace(/\p{Mn}/gu, "");
+  let clean = text
+    .replace(DROPPED, "")
+    .replace(/\s/gu, " ")
+    .replace(CJK, (c) => ` ${c} `);
+  if (lowercase)
+    clean = clean
+      .toLowerCase()
+      .normalize("NFD")
+      .replace(/\p{Mn}/gu, "");
   const out: string[] = [];
   for (const word of clean.split(" ")) {
     let current = "";

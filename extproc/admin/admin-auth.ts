@@ -22,7 +22,12 @@ function actorLabel(record: ApiKeyRecord): string {
   return `${record.id} (${record.prefix})`;
 }
 
-export async function identifyAdmin(headers: Record<string, string>, from: string, deps: AdminDeps, bootstrap: ApiKeyRecord | undefined): Promise<AdminIdentity> {
+export async function identifyAdmin(
+  headers: Record<string, string>,
+  from: string,
+  deps: AdminDeps,
+  bootstrap: ApiKeyRecord | undefined,
+): Promise<AdminIdentity> {
   const key = presentedKey(headers);
   if (key === undefined) {
     return { actor: "anonymous", ok: false, error: missingApiKey("admin") };
@@ -34,7 +39,9 @@ export async function identifyAdmin(headers: Record<string, string>, from: strin
   }
   const actor = actorLabel(record);
   if (record.role !== "admin") {
-    const error = new GatewayError(403, "permission_error", "This key can only make model calls; the admin API needs an admin key.", { code: "insufficient_permissions" });
+    const error = new GatewayError(403, "permission_error", "This key can only make model calls; the admin API needs an admin key.", {
+      code: "insufficient_permissions",
+    });
     return { actor, ok: false, error };
   }
   if (record.tenant !== undefined) {

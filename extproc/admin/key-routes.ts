@@ -37,7 +37,13 @@ async function create(ctx: Context): Promise<Reply> {
     throw new GatewayError(400, "invalid_request_error", `No tenant '${tenant}'.`, { code: "tenant_not_found", param: "tenant" });
   }
   const { key, record } = generateKey(
-    { role: spec.role, ...(tenant !== undefined && { tenant }), name: spec.name ?? `${spec.role} key`, ...(spec.limits && { limits: spec.limits }), createdBy: ctx.actor.id },
+    {
+      role: spec.role,
+      ...(tenant !== undefined && { tenant }),
+      name: spec.name ?? `${spec.role} key`,
+      ...(spec.limits && { limits: spec.limits }),
+      createdBy: ctx.actor.id,
+    },
     ctx.now,
   );
   await ctx.deps.store.putKey(record);

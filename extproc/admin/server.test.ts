@@ -36,7 +36,11 @@ async function api(method: string, path: string, key?: string, body?: unknown): 
   const headers: Record<string, string> = {};
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers, ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }) });
+  const res = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Answer["body"] };
 }
 
@@ -57,7 +61,11 @@ before(async () => {
   store = new RedisTenantStore(redis.redis, redis.prefix);
   audit = new RedisAuditLog(redis.redis, redis.prefix);
   auth = createAuthDeps(parsed.value, store, { GEARBOX_ADMIN_KEY: BOOTSTRAP });
-  server = await startAdminServer({ store, audit, auth, bootstrapKey: BOOTSTRAP, throttled: () => Promise.resolve(THROTTLED), logger: silentLogger() }, 0, "127.0.0.1");
+  server = await startAdminServer(
+    { store, audit, auth, bootstrapKey: BOOTSTRAP, throttled: () => Promise.resolve(THROTTLED), logger: silentLogger() },
+    0,
+    "127.0.0.1",
+  );
 });
 
 after(async () => {
@@ -121,7 +129,10 @@ describe("admin API: tenants", () => {
   });
 
   test("a config tenant cannot be changed or deleted: 409 saying why, audited", async () => {
-    for (const [method, body] of [["PUT", { limits: {} }], ["DELETE", undefined]] as const) {
+    for (const [method, body] of [
+      ["PUT", { limits: {} }],
+      ["DELETE", undefined],
+    ] as const) {
       const res = await root(method, "/v1/tenants/acme", body);
       assert.equal(res.status, 409);
       assert.equal(res.body.error?.code, "tenant_from_config");
@@ -235,7 +246,10 @@ describe("admin API: a tenant-scoped admin key manages only its tenant", () => {
   test("reads, keys and limits of its own tenant; 403 elsewhere", async () => {
     await root("PUT", "/v1/tenants/team", {});
     const { key: teamAdmin } = await createKey({ role: "admin", tenant: "team" });
-    assert.deepEqual((await api("GET", "/v1/tenants", teamAdmin)).body.data?.map((t) => t.id), ["team"]);
+    assert.deepEqual(
+      (await api("GET", "/v1/tenants", teamAdmin)).body.data?.map((t) => t.id),
+      ["team"],
+    );
     assert.equal((await api("GET", "/v1/tenants/team", teamAdmin)).status, 200);
     for (const [method, path, body] of [
       ["GET", "/v1/tenants/acme", undefined],
@@ -283,7 +297,10 @@ describe("admin API: limits and the audit log", () => {
     }
     const afterwards = await audit.list({ limit: 1000 });
     assert.deepEqual(afterwards.slice(3), before, "earlier entries unchanged; the refused attempts were appended");
-    assert.deepEqual(afterwards.slice(0, 3).map((e) => e.result), ["method_not_allowed", "method_not_allowed", "method_not_allowed"]);
+    assert.deepEqual(
+      afterwards.slice(0, 3).map((e) => e.result),
+      ["method_not_allowed", "method_not_allowed", "method_not_allowed"],
+    );
     assert.equal((await root("GET", "/v1/audit?limit=0")).body.error?.param, "limit");
     assert.equal((await root("GET", "/v1/audit?before=abc")).body.error?.param, "before");
   });
@@ -291,7 +308,11 @@ describe("admin API: limits and the audit log", () => {
 
 test("admin API: an audit log that cannot be written does not lose the answer", async () => {
   const failing = { append: () => Promise.reject(new Error("redis down")), list: () => Promise.resolve([]) };
-  const other = await startAdminServer({ store, audit: failing, auth, bootstrapKey: BOOTSTRAP, throttled: () => Promise.resolve([]), logger: silentLogger() }, 0, "127.0.0.1");
+  const other = await startAdminServer(
+    { store, audit: failing, auth, bootstrapKey: BOOTSTRAP, throttled: () => Promise.resolve([]), logger: silentLogger() },
+    0,
+    "127.0.0.1",
+  );
   try {
     const res = await fetch(`http://127.0.0.1:${other.port}/v1/limits`, { headers: { authorization: `Bearer ${BOOTSTRAP}` } });
     assert.equal(res.status, 200);

@@ -34,14 +34,18 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new GatewayError(413, "invalid_request_error", `The request body exceeds ${MAX_BODY_BYTES} bytes.`, { code: "request_too_large" });
+    if (size > MAX_BODY_BYTES)
+      throw new GatewayError(413, "invalid_request_error", `The request body exceeds ${MAX_BODY_BYTES} bytes.`, { code: "request_too_large" });
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8");
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new GatewayError(400, "invalid_request_error", `The request body is not valid JSON: ${(err as Error).message}`, { code: "invalid_json", param: "body" });
+    throw new GatewayError(400, "invalid_request_error", `The request body is not valid JSON: ${(err as Error).message}`, {
+      code: "invalid_json",
+      param: "body",
+    });
   }
 }
 
@@ -61,7 +65,10 @@ function match(method: string, path: string): { route: Route; params: string[] }
     allowed.push(route.method);
   }
   if (allowed.length === 0) return new GatewayError(404, "not_found_error", `Invalid URL (${method} ${path}).`, { code: "unknown_url" });
-  return new GatewayError(405, "invalid_request_error", `${method} is not allowed on ${path}.`, { code: "method_not_allowed", headers: { allow: allowed.join(", ") } });
+  return new GatewayError(405, "invalid_request_error", `${method} is not allowed on ${path}.`, {
+    code: "method_not_allowed",
+    headers: { allow: allowed.join(", ") },
+  });
 }
 
 class AdminHandler {

@@ -11,9 +11,14 @@ import { notFound, parseBody, requireTenantAccess, type Context, type Reply, typ
 const ONE = /^\/v1\/tenants\/([^/]+)$/;
 
 function fromConfig(id: string): GatewayError {
-  return new GatewayError(409, "invalid_request_error", `Tenant '${id}' is defined in the config file; change it there (config tenants are read-only over the admin API).`, {
-    code: "tenant_from_config",
-  });
+  return new GatewayError(
+    409,
+    "invalid_request_error",
+    `Tenant '${id}' is defined in the config file; change it there (config tenants are read-only over the admin API).`,
+    {
+      code: "tenant_from_config",
+    },
+  );
 }
 
 async function list(ctx: Context): Promise<Reply> {
@@ -42,14 +47,20 @@ async function put(ctx: Context): Promise<Reply> {
   // `source` is the server's to set; a tenant read with GET can be sent back as it is.
   const { source: _source, ...fields } = raw as Record<string, unknown>;
   if (fields.id !== undefined && fields.id !== id) {
-    throw new GatewayError(400, "invalid_request_error", `The body's id ${JSON.stringify(fields.id)} differs from the path's '${id}'.`, { code: "invalid_field", param: "id" });
+    throw new GatewayError(400, "invalid_request_error", `The body's id ${JSON.stringify(fields.id)} differs from the path's '${id}'.`, {
+      code: "invalid_field",
+      param: "id",
+    });
   }
   const tenant: Tenant = { ...parseBody(tenantSchema, { ...fields, id }), source: "admin" };
   const snapshot = await directory.snapshot(0);
   for (const principal of tenant.principals ?? []) {
     const owner = snapshot.byPrincipal.get(principal);
     if (owner && owner.id !== id) {
-      throw new GatewayError(409, "invalid_request_error", `The workload identity '${principal}' is already bound to tenant '${owner.id}'.`, { code: "principal_in_use", param: "principals" });
+      throw new GatewayError(409, "invalid_request_error", `The workload identity '${principal}' is already bound to tenant '${owner.id}'.`, {
+        code: "principal_in_use",
+        param: "principals",
+      });
     }
   }
   const created = !snapshot.byId.has(id);

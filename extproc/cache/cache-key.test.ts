@@ -22,8 +22,26 @@ test("the key is scoped by tenant, model, system prompt, messages, tools, tool_c
   const variants: [string, string][] = [
     ["other tenant", hashOf(BASE, "other")],
     ["other model", hashOf({ ...BASE, model: "gpt-4o" })],
-    ["other system prompt", hashOf({ ...BASE, messages: [{ role: "system", content: "You are verbose." }, { role: "user", content: "Say hi" }] })],
-    ["other user message", hashOf({ ...BASE, messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "Say bye" }] })],
+    [
+      "other system prompt",
+      hashOf({
+        ...BASE,
+        messages: [
+          { role: "system", content: "You are verbose." },
+          { role: "user", content: "Say hi" },
+        ],
+      }),
+    ],
+    [
+      "other user message",
+      hashOf({
+        ...BASE,
+        messages: [
+          { role: "system", content: "You are terse." },
+          { role: "user", content: "Say bye" },
+        ],
+      }),
+    ],
     ["tools", hashOf({ ...BASE, tools: [WEATHER] })],
     ["tool_choice", hashOf({ ...BASE, tools: [WEATHER], toolChoice: { type: "required" } })],
     ["response_format", hashOf({ ...BASE, responseFormat: { type: "json_object" } })],

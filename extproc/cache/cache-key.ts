@@ -17,7 +17,9 @@ export function cacheKey(tenant: string, request: ChatRequest): CacheKey {
   for (const [field, value] of Object.entries(request)) {
     if (!NOT_KEYED.has(field as keyof ChatRequest)) keyed[field] = value;
   }
-  const hash = createHash("sha256").update(canonicalJson({ tenant, request: keyed })).digest("hex");
+  const hash = createHash("sha256")
+    .update(canonicalJson({ tenant, request: keyed }))
+    .digest("hex");
   return { tenant, hash };
 }
 

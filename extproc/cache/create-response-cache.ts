@@ -18,12 +18,24 @@ export interface ResponseCacheSetup {
   close(): void;
 }
 
-export function createResponseCache(config: GatewayConfig, options: { redisUrl?: string; logger: Logger; sharedState?: SharedStateHealth }): ResponseCacheSetup {
+export function createResponseCache(
+  config: GatewayConfig,
+  options: { redisUrl?: string; logger: Logger; sharedState?: SharedStateHealth },
+): ResponseCacheSetup {
   const exact = config.cache.exact;
   if (!exact.enable) return { describe: "  cache           off", close: () => undefined };
   const ttl = `ttl ${exact.ttl_ms} ms`;
-  if (!options.redisUrl) return { cache: new MemoryResponseCache(exact.max_bytes), describe: `  cache           exact, in memory (${exact.max_bytes} bytes, ${ttl})`, close: () => undefined };
+  if (!options.redisUrl)
+    return {
+      cache: new MemoryResponseCache(exact.max_bytes),
+      describe: `  cache           exact, in memory (${exact.max_bytes} bytes, ${ttl})`,
+      close: () => undefined,
+    };
   const redis = connectRedis(options.redisUrl, { logger: options.logger, name: "gearbox-cache" });
   const health = options.sharedState?.store("cache", CACHE_MEANING);
-  return { cache: new RedisResponseCache(redis, options.logger, { ...(health && { health }) }), describe: `  cache           exact, on Redis (REDIS_URL, ${ttl})`, close: () => redis.disconnect() };
+  return {
+    cache: new RedisResponseCache(redis, options.logger, { ...(health && { health }) }),
+    describe: `  cache           exact, on Redis (REDIS_URL, ${ttl})`,
+    close: () => redis.disconnect(),
+  };
 }

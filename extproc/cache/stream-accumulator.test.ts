@@ -10,7 +10,13 @@ const text = (content: string, finish: string | null = null) => chunk([{ index: 
 const DONE = sseData("[DONE]");
 
 test("a clean stream becomes the completion, content joined, usage kept, split anywhere", () => {
-  const bytes = Buffer.concat([chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]), text("Hel"), text("lo", "stop"), chunk([], { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }), DONE]);
+  const bytes = Buffer.concat([
+    chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
+    text("Hel"),
+    text("lo", "stop"),
+    chunk([], { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }),
+    DONE,
+  ]);
   const acc = new StreamAccumulator();
   for (let i = 0; i < bytes.length; i += 7) acc.push(bytes.subarray(i, i + 7));
   assert.deepEqual(JSON.parse(acc.end() ?? "null"), {
@@ -28,7 +34,13 @@ test("no completion from a stream cut short, without a finish_reason, with an er
     ["no [DONE]", Buffer.concat([text("Hi", "stop")])],
     ["no finish_reason", Buffer.concat([text("Hi"), DONE])],
     ["an error chunk", Buffer.concat([text("Hi"), sseData(JSON.stringify({ error: { message: "boom" } })), DONE])],
-    ["tool calls", Buffer.concat([chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "c", function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }]), DONE])],
+    [
+      "tool calls",
+      Buffer.concat([
+        chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "c", function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }]),
+        DONE,
+      ]),
+    ],
     ["not JSON", Buffer.concat([sseData("{oops"), DONE])],
   ];
   for (const [what, bytes] of cases) {

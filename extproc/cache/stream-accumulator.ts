@@ -36,7 +36,15 @@ export class StreamAccumulator {
       choices.push({ index, message: { role: "assistant", content: choice.content, refusal: null }, logprobs: null, finish_reason: choice.finishReason });
     }
     const { id, created, model, system_fingerprint } = this.head;
-    return JSON.stringify({ id, object: "chat.completion", created, model, ...(system_fingerprint !== undefined && { system_fingerprint }), choices, ...(this.usage !== undefined && { usage: this.usage }) });
+    return JSON.stringify({
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      ...(system_fingerprint !== undefined && { system_fingerprint }),
+      choices,
+      ...(this.usage !== undefined && { usage: this.usage }),
+    });
   }
 
   private take(data: string): void {
@@ -56,7 +64,8 @@ export class StreamAccumulator {
       this.unusable = true;
       return;
     }
-    if (this.head.id === undefined) this.head = { id: chunk.id, created: chunk.created, model: chunk.model, system_fingerprint: chunk.system_fingerprint ?? undefined };
+    if (this.head.id === undefined)
+      this.head = { id: chunk.id, created: chunk.created, model: chunk.model, system_fingerprint: chunk.system_fingerprint ?? undefined };
     if (isObject(chunk.usage)) this.usage = chunk.usage;
     for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) this.takeChoice(choice);
   }

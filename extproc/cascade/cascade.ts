@@ -125,7 +125,13 @@ export class EdgeCascade {
     this.traceEdgeCall(event);
     if (confident || !this.o.upgrade || !this.o.config.route.fallback.enable) {
       if (completion === undefined) return this.answer(this.status, body, "edge", "edge_forced", headers);
-      return this.answer(200, this.clientBytes(completion), "edge", confident ? `edge_confident:${scored}>=${threshold}` : `edge_forced:confidence=${scored ?? "none"}`, headers);
+      return this.answer(
+        200,
+        this.clientBytes(completion),
+        "edge",
+        confident ? `edge_confident:${scored}>=${threshold}` : `edge_forced:confidence=${scored ?? "none"}`,
+        headers,
+      );
     }
     event.upgraded = true;
     event.upgrade_reason = this.status !== 200 ? `edge_status:${this.status}` : scored === null ? "edge_unscored" : `low_confidence:${scored}<${threshold}`;
@@ -142,9 +148,26 @@ export class EdgeCascade {
     event.cloud_provider = provider.name;
     event.cloud_model = upstreamModel;
     const trace = this.o.trace;
-    const span = trace?.call(`chat ${upstreamModel}`, { [GEN_AI.operationName]: "chat", [GEN_AI.requestModel]: upstreamModel, [GEN_AI.providerName]: genAiProviderName(provider.kind, provider.name), [HTTP.serverAddress]: provider.baseUrl.hostname, [GEARBOX.upstream]: "cloud", [GEARBOX.upgradeReason]: event.upgrade_reason ?? "" }, trace.current);
+    const span = trace?.call(
+      `chat ${upstreamModel}`,
+      {
+        [GEN_AI.operationName]: "chat",
+        [GEN_AI.requestModel]: upstreamModel,
+        [GEN_AI.providerName]: genAiProviderName(provider.kind, provider.name),
+        [HTTP.serverAddress]: provider.baseUrl.hostname,
+        [GEARBOX.upstream]: "cloud",
+        [GEARBOX.upgradeReason]: event.upgrade_reason ?? "",
+      },
+      trace.current,
+    );
     try {
-      const plan = planChat("openai", provider, request, { ...this.o.rawRequest, stream: false, model: fallbackModel }, { upstreamModel, forceStreamUsage: false });
+      const plan = planChat(
+        "openai",
+        provider,
+        request,
+        { ...this.o.rawRequest, stream: false, model: fallbackModel },
+        { upstreamModel, forceStreamUsage: false },
+      );
       const retries = this.o.health && { health: this.o.health, retry: this.o.config.resilience.retry };
       const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))), undefined, span?.headers(), retries);
       event.cloud_status = answer.status;
@@ -174,13 +197,16 @@ export class EdgeCascade {
   private traceEdgeCall(event: CascadeEvent): void {
     const span = this.o.trace?.upstream;
     if (!span?.recording) return;
-    span.end(event.edge_status >= 400 || event.edge_status === 0 ? { message: `the edge agent answered ${event.edge_status}`, status: event.edge_status } : undefined, {
-      [HTTP.status]: event.edge_status,
-      [GEN_AI.responseModel]: this.o.edgeModel,
-      ...(event.edge_confidence !== null && { [GEARBOX.edgeConfidence]: event.edge_confidence }),
-      ...(event.edge_input_tokens !== undefined && { [GEN_AI.inputTokens]: event.edge_input_tokens }),
-      ...(event.edge_output_tokens !== undefined && { [GEN_AI.outputTokens]: event.edge_output_tokens }),
-    });
+    span.end(
+      event.edge_status >= 400 || event.edge_status === 0 ? { message: `the edge agent answered ${event.edge_status}`, status: event.edge_status } : undefined,
+      {
+        [HTTP.status]: event.edge_status,
+        [GEN_AI.responseModel]: this.o.edgeModel,
+        ...(event.edge_confidence !== null && { [GEARBOX.edgeConfidence]: event.edge_confidence }),
+        ...(event.edge_input_tokens !== undefined && { [GEN_AI.inputTokens]: event.edge_input_tokens }),
+        ...(event.edge_output_tokens !== undefined && { [GEN_AI.outputTokens]: event.edge_output_tokens }),
+      },
+    );
   }
 
   /** A complete OpenAI completion in the form the client asked for (JSON or SSE). */

@@ -31,7 +31,14 @@ export interface CloudRetries {
 }
 
 /** `traceHeaders`: the upgrade span's `traceparent` (+ `tracestate`), when the request is traced. */
-export async function callCloud(provider: Provider, plan: CallPlan, clientBody: Buffer, signal?: AbortSignal, traceHeaders?: Record<string, string>, retries?: CloudRetries): Promise<CloudAnswer> {
+export async function callCloud(
+  provider: Provider,
+  plan: CallPlan,
+  clientBody: Buffer,
+  signal?: AbortSignal,
+  traceHeaders?: Record<string, string>,
+  retries?: CloudRetries,
+): Promise<CloudAnswer> {
   const started = performance.now();
   const url = new URL(provider.basePath + plan.upstream.path, provider.baseUrl.origin);
   const headers = { ...plan.upstream.headers, ...authHeaders(provider), "accept-encoding": "identity", ...traceHeaders };
@@ -44,7 +51,14 @@ export async function callCloud(provider: Provider, plan: CallPlan, clientBody: 
     let raw: RawAnswer;
     let attempts = 1;
     if (retries) {
-      const result = await withRetries<RawAnswer>({ provider: provider.name, health: retries.health, retry: retries.retry, gated: false, attempt, ...(signal && { signal }) });
+      const result = await withRetries<RawAnswer>({
+        provider: provider.name,
+        health: retries.health,
+        retry: retries.retry,
+        gated: false,
+        attempt,
+        ...(signal && { signal }),
+      });
       if (result.kind !== "answer") throw result.kind === "error" ? result.error : new Error("a first attempt that is not gated is never refused");
       raw = result.value;
       attempts = result.attempts;
@@ -52,8 +66,12 @@ export async function callCloud(provider: Provider, plan: CallPlan, clientBody: 
     const translated = plan.response(raw.status, raw.headers, raw.body);
     return { ...translated, status: translated.status ?? raw.status, bytes: translated.body ?? raw.body, latencyMs: performance.now() - started, attempts };
   } catch (err) {
-    if (err instanceof GatewayError && err.code === "upstream_timeout") throw new GatewayError(504, "timeout_error", `Cloud upgrade to '${provider.name}' timed out.`, { code: "upstream_timeout", cause: err });
+    if (err instanceof GatewayError && err.code === "upstream_timeout")
+      throw new GatewayError(504, "timeout_error", `Cloud upgrade to '${provider.name}' timed out.`, { code: "upstream_timeout", cause: err });
     if (signal?.aborted) throw err;
-    throw new GatewayError(502, "upstream_error", `Cloud upgrade to '${provider.name}' failed: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err });
+    throw new GatewayError(502, "upstream_error", `Cloud upgrade to '${provider.name}' failed: ${(err as Error).message}`, {
+      code: "upstream_unreachable",
+      cause: err,
+    });
   }
 }

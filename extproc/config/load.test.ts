@@ -65,13 +65,22 @@ test("errors name the bad field", () => {
     ["listen:\n  http_port: 70000\n", /listen\.http_port/],
     ["limitz: {}\n", /limitz/],
     ["providers: [\n", /invalid YAML/],
-    ["providers:\n  - { name: a, kind: openai, base_url: 'https://a/v1' }\n  - { name: a, kind: openai, base_url: 'https://b/v1' }\n", /providers\[1\]\.name: duplicate/],
-    ["providers:\n  - { name: a, kind: openai, base_url: 'https://a/v1', default: true }\n  - { name: b, kind: openai, base_url: 'https://b/v1', default: true }\n", /at most one provider/],
+    [
+      "providers:\n  - { name: a, kind: openai, base_url: 'https://a/v1' }\n  - { name: a, kind: openai, base_url: 'https://b/v1' }\n",
+      /providers\[1\]\.name: duplicate/,
+    ],
+    [
+      "providers:\n  - { name: a, kind: openai, base_url: 'https://a/v1', default: true }\n  - { name: b, kind: openai, base_url: 'https://b/v1', default: true }\n",
+      /at most one provider/,
+    ],
     ["providers:\n  - { name: a, kind: openai, base_url: 'https://a/v1', api_key_file: /nonexistent/key }\n", /providers\[0\]\.api_key_file/],
   ];
   for (const [text, pattern] of cases) {
     const errors = errorsOf(text);
-    assert.ok(errors.some((e) => pattern.test(e)), `${JSON.stringify(text)} → ${JSON.stringify(errors)}`);
+    assert.ok(
+      errors.some((e) => pattern.test(e)),
+      `${JSON.stringify(text)} → ${JSON.stringify(errors)}`,
+    );
   }
 });
 
@@ -123,14 +132,21 @@ test("`provider:` switches the default provider in one line", () => {
   assert.ok(raw.ok);
   const resolved = resolveConfig(raw.value, {}, "g.yaml");
   assert.ok(resolved.ok);
-  assert.deepEqual(resolved.value.providers.filter((p) => p.isDefault).map((p) => p.name), ["qwen"]);
+  assert.deepEqual(
+    resolved.value.providers.filter((p) => p.isDefault).map((p) => p.name),
+    ["qwen"],
+  );
   assert.ok(errorsOf(text.replace("provider: qwen", "provider: nope")).some((e) => /^provider: no provider named 'nope'/.test(e)));
 });
 
 test("preset and Azure errors name the field", () => {
   assert.ok(errorsOf("providers:\n  - { name: x, preset: nosuch }\n").some((e) => /providers\[0\]\.preset/.test(e)));
   assert.ok(errorsOf("providers:\n  - { name: x, kind: openai-compatible }\n").some((e) => /providers\[0\]\.base_url: required/.test(e)));
-  assert.ok(errorsOf("providers:\n  - { name: az, kind: azure-openai, base_url: 'https://r.openai.azure.com/openai' }\n").some((e) => /providers\[0\]\.api_version/.test(e)));
+  assert.ok(
+    errorsOf("providers:\n  - { name: az, kind: azure-openai, base_url: 'https://r.openai.azure.com/openai' }\n").some((e) =>
+      /providers\[0\]\.api_version/.test(e),
+    ),
+  );
 });
 
 test("shared_state: safe defaults when absent; a bad value or an unknown key names the field", () => {
@@ -139,6 +155,12 @@ test("shared_state: safe defaults when absent; a bad value or an unknown key nam
   assert.deepEqual(absent.value.shared_state, { refresh_ms: 5_000, read_timeout_ms: 100, max_stale_ms: 600_000, probe_interval_ms: 1_000 });
   const bad = parseConfigText("shared_state: { read_timeout_ms: 0, max_stale: 5 }\n", "gearbox.yaml");
   assert.ok(!bad.ok);
-  assert.ok(bad.errors.some((e) => e.startsWith("gearbox.yaml: shared_state.read_timeout_ms:")), bad.errors.join("\n"));
-  assert.ok(bad.errors.some((e) => e.includes("shared_state") && e.includes("max_stale")), bad.errors.join("\n"));
+  assert.ok(
+    bad.errors.some((e) => e.startsWith("gearbox.yaml: shared_state.read_timeout_ms:")),
+    bad.errors.join("\n"),
+  );
+  assert.ok(
+    bad.errors.some((e) => e.includes("shared_state") && e.includes("max_stale")),
+    bad.errors.join("\n"),
+  );
 });

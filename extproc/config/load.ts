@@ -47,7 +47,9 @@ export function loadConfig(options: LoadOptions = {}): Result<GatewayConfig> {
       // A file named explicitly that is absent is an error (never a silent fall-back to the defaults).
       const code = (err as NodeJS.ErrnoException).code;
       const named = options.path === undefined && explicit !== undefined ? " (GEARBOX_CONFIG)" : "";
-      return fail(`config file ${path}${named} ${code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a directory" : `cannot be read (${code ?? String(err)})`}`);
+      return fail(
+        `config file ${path}${named} ${code === "ENOENT" ? "does not exist" : code === "EISDIR" ? "is a directory" : `cannot be read (${code ?? String(err)})`}`,
+      );
     }
   }
   const parsed = parseConfigText(text, path ?? "<defaults>");
@@ -71,10 +73,7 @@ export function parseConfigText(text: string, name: string): Result<RawConfig> {
 }
 
 function formatIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.reduce<string>(
-    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
-    "",
-  );
+  const path = issue.path.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), "");
   return `${path || "(top level)"}: ${issue.message}`;
 }
 
@@ -113,7 +112,8 @@ export function resolveConfig(raw: RawConfig, env: NodeJS.ProcessEnv, source: st
     if (/^[^/\s]+:\d{1,5}$/.test(xdsAddress)) xds.address = xdsAddress;
     else errors.push(`GEARBOX_XDS_ADDRESS: must be host:port, got '${xdsAddress}'`);
   }
-  if (errors.length === 0) errors.push(...checkFallbacks(raw.resilience.fallbacks, providers, raw.edge.default_model).map((e) => (source ? `${source}: ${e}` : e)));
+  if (errors.length === 0)
+    errors.push(...checkFallbacks(raw.resilience.fallbacks, providers, raw.edge.default_model).map((e) => (source ? `${source}: ${e}` : e)));
   if (errors.length > 0) return fail(...errors);
   return ok({ ...raw, listen, xds, providers, source });
 }
@@ -168,7 +168,12 @@ function resolveProvider(p: ProviderConfig, env: NodeJS.ProcessEnv, where: strin
 /** A provider's timeouts: first byte and total default to `timeout_ms`. */
 function timeoutsFrom(p: ProviderConfig): ProviderTimeouts {
   const total = p.timeouts.total_ms ?? p.timeout_ms;
-  return { connectMs: Math.min(p.timeouts.connect_ms, total), firstByteMs: Math.min(p.timeouts.first_byte_ms ?? total, total), idleMs: p.timeouts.idle_ms, totalMs: total };
+  return {
+    connectMs: Math.min(p.timeouts.connect_ms, total),
+    firstByteMs: Math.min(p.timeouts.first_byte_ms ?? total, total),
+    idleMs: p.timeouts.idle_ms,
+    totalMs: total,
+  };
 }
 
 function readKey(p: ProviderConfig, env: NodeJS.ProcessEnv, where: string, errors: string[]): { value?: string; source: string } {

@@ -87,7 +87,10 @@ export const semanticCacheSchema = z.strictObject({
     })
     .prefault({})
     .refine((e) => e.kind === "builtin" || e.model !== undefined, { message: "an edge or provider embedder needs a model", path: ["model"] })
-    .refine((e) => e.kind === "builtin" || e.dimensions !== undefined, { message: "an edge or provider embedder needs the model's dimensions", path: ["dimensions"] })
+    .refine((e) => e.kind === "builtin" || e.dimensions !== undefined, {
+      message: "an edge or provider embedder needs the model's dimensions",
+      path: ["dimensions"],
+    })
     .refine((e) => e.kind !== "provider" || e.provider !== undefined, { message: "a provider embedder needs a provider", path: ["provider"] }),
   /** Numbers, dates, names, code identifiers… of both questions must agree. */
   entity_guard: z.boolean().default(true),
@@ -104,12 +107,24 @@ export const semanticCacheSchema = z.strictObject({
       min_confidence: z.number().min(0).max(1).default(0.7),
     })
     .prefault({}),
-  ttl_ms: z.number().int().positive().default(60 * 60_000),
+  ttl_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(60 * 60_000),
   /** The in-memory store's total size. */
-  max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+  max_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   max_entries: z.number().int().positive().default(100_000),
   /** Answers larger than this are not stored. */
-  max_entry_bytes: z.number().int().positive().default(256 * 1024),
+  max_entry_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
   index: z
     .strictObject({
       quantization: z.enum(["i8", "f16"]).default("i8"),
@@ -252,7 +267,10 @@ export const configSchema = z.strictObject({
   xds: z
     .strictObject({
       /** `host:port` of `gearbox xds` for `gearbox extproc` to follow (env GEARBOX_XDS_ADDRESS); absent → static config. */
-      address: z.string().regex(/^[^/\s]+:\d{1,5}$/, "must be host:port").optional(),
+      address: z
+        .string()
+        .regex(/^[^/\s]+:\d{1,5}$/, "must be host:port")
+        .optional(),
       /** How often edge agents heartbeat, and how long silence lasts before an agent is expired. */
       heartbeat_interval_ms: z.number().int().positive().default(5_000),
       expiry_ms: z.number().int().positive().default(15_000),
@@ -296,7 +314,11 @@ export const configSchema = z.strictObject({
       /** The replay memo of each process: at most this many answers… */
       replay_max_entries: z.number().int().positive().default(1_000),
       /** …and this many bytes; an answer over a quarter of it is not kept (its repeats are refused). */
-      replay_max_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+      replay_max_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(16 * 1024 * 1024),
     })
     .prefault({}),
   /** Response caching. */
@@ -311,11 +333,23 @@ export const configSchema = z.strictObject({
         .strictObject({
           enable: z.boolean().default(false),
           /** How long an answer is served from the cache. */
-          ttl_ms: z.number().int().positive().default(10 * 60_000),
+          ttl_ms: z
+            .number()
+            .int()
+            .positive()
+            .default(10 * 60_000),
           /** The in-memory cache's total size (Redis is bounded by its own `maxmemory`). */
-          max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+          max_bytes: z
+            .number()
+            .int()
+            .positive()
+            .default(64 * 1024 * 1024),
           /** Answers larger than this are not stored. */
-          max_entry_bytes: z.number().int().positive().default(1024 * 1024),
+          max_entry_bytes: z
+            .number()
+            .int()
+            .positive()
+            .default(1024 * 1024),
           /**
            * Cache requests whatever their temperature. Off: only requests that ask for a
            * repeatable answer (`temperature: 0`, or a `seed`) are cached.
@@ -365,7 +399,11 @@ export const configSchema = z.strictObject({
   limits: z
     .strictObject({
       /** Largest request body accepted (Envoy's buffer limit should be at least this). */
-      max_request_bytes: z.number().int().positive().default(8 * 1024 * 1024),
+      max_request_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(8 * 1024 * 1024),
     })
     .prefault({}),
   /**
@@ -383,14 +421,16 @@ export const configSchema = z.strictObject({
        * needing it is refused with 503 `auth_unavailable`. A key revoked on Redis during an outage
        * keeps working on a replica that cannot reach Redis for at most this long.
        */
-      max_stale_ms: z.number().int().positive().default(10 * 60_000),
+      max_stale_ms: z
+        .number()
+        .int()
+        .positive()
+        .default(10 * 60_000),
       /** While Redis fails, how often each store tries it again. */
       probe_interval_ms: z.number().int().positive().max(60_000).default(1_000),
     })
     .prefault({}),
-  logging: z
-    .strictObject({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
-    .prefault({}),
+  logging: z.strictObject({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") }).prefault({}),
   /** Traces (OpenTelemetry, OTLP gRPC): see `common/telemetry/tracing.ts`. */
   telemetry: z.strictObject({ tracing: tracingSchema.prefault({}) }).prefault({}),
   /** Provider failover: retries, retry budget, circuit breakers, fallback chains (`extproc/resilience/`). */

@@ -52,7 +52,14 @@ function call(deps: ProcessorDeps, content: string, headers: Record<string, stri
   const head = sync(p.responseHeaders({ ":status": "200", "content-type": "application/json", ...(!cloud && { "x-gearbox-confidence": "0.9" }) }, false));
   const usage = { prompt_tokens: 1000, completion_tokens: 200, total_tokens: 1200 };
   const model = cloud ? "gpt-4o" : "qwen-small";
-  const completion = { id: "c", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], ...(cloud && { usage }) };
+  const completion = {
+    id: "c",
+    object: "chat.completion",
+    created: 1,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+    ...(cloud && { usage }),
+  };
   const answer = sync(p.responseBody(Buffer.from(JSON.stringify(completion)), true));
   assert.ok(answer.kind === "continue");
   const reason = head.kind === "continue" ? head.mutation?.setHeaders?.["x-gearbox-reason"] : undefined;

@@ -50,7 +50,10 @@ export async function applyRoutingPolicy(deps: LiveDeps, route: unknown): Promis
   let plugins = deps.plugins;
   if (JSON.stringify(next.plugins) !== JSON.stringify(deps.config.route.plugins)) {
     const baseDir = deps.config.source ? path.dirname(path.resolve(deps.config.source)) : process.cwd();
-    const loaded = await loadPlugins(next.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })), baseDir);
+    const loaded = await loadPlugins(
+      next.plugins.map((p) => ({ name: p.name, module: p.module, timeoutMs: p.timeout_ms })),
+      baseDir,
+    );
     if (!loaded.ok) return loaded.errors.join("; ");
     plugins = loaded.value;
   }

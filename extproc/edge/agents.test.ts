@@ -41,7 +41,10 @@ test("live agents: unhealthy ones and unknown models are never picked; an update
 
 test("live agents: load is per unit of capacity", () => {
   const live = new LiveEdgeAgents();
-  live.update([agent({ agentId: "big", address: "10.0.0.9:8088", inFlight: 4, maxConcurrent: 16 }), agent({ agentId: "small", address: "10.0.0.8:8088", inFlight: 1, maxConcurrent: 1 })]);
+  live.update([
+    agent({ agentId: "big", address: "10.0.0.9:8088", inFlight: 4, maxConcurrent: 16 }),
+    agent({ agentId: "small", address: "10.0.0.8:8088", inFlight: 1, maxConcurrent: 1 }),
+  ]);
   assert.equal(live.pick("qwen")?.address, "10.0.0.9:8088");
 });
 

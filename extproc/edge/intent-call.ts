@@ -20,7 +20,12 @@ export interface EdgeIntentOptions {
 /** Asks the edge agent for the intent of `messages`. Never throws. */
 export async function classifyOnEdge(messages: readonly Message[], options: EdgeIntentOptions): Promise<EdgeIntentResult> {
   const body = Buffer.from(JSON.stringify(labellingRequest(messages, options.model)));
-  const headers: Record<string, string> = { ...options.headers, "content-type": "application/json", "content-length": String(body.length), ...(options.requestId && { "x-request-id": options.requestId }) };
+  const headers: Record<string, string> = {
+    ...options.headers,
+    "content-type": "application/json",
+    "content-length": String(body.length),
+    ...(options.requestId && { "x-request-id": options.requestId }),
+  };
   try {
     const res = await sendUpstream(new URL(`http://${options.address}/v1/chat/completions`), headers, body, AbortSignal.timeout(options.timeoutMs));
     const bytes = await readAll(res);

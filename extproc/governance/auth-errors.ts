@@ -12,7 +12,9 @@ export function missingApiKey(kind: "call" | "admin"): GatewayError {
 
 /** Unknown, revoked, or its tenant is gone: the same answer, so it tells a guesser nothing. */
 export function invalidApiKey(): GatewayError {
-  return new GatewayError(401, "invalid_request_error", "Incorrect API key provided. Ask your Gearbox administrator for a valid key.", { code: "invalid_api_key" });
+  return new GatewayError(401, "invalid_request_error", "Incorrect API key provided. Ask your Gearbox administrator for a valid key.", {
+    code: "invalid_api_key",
+  });
 }
 
 export function ipNotAllowed(): GatewayError {

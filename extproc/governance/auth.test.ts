@@ -45,10 +45,13 @@ const call = (headers: Record<string, string>, extra: Omit<AuthRequest, "headers
 /** Runs `body` with a store of each kind (memory, and real Redis on its own prefix). */
 const STORES: [string, () => Promise<{ store: TenantStore; close: () => Promise<void> }>][] = [
   ["memory", () => Promise.resolve({ store: new MemoryTenantStore(), close: () => Promise.resolve() })],
-  ["redis", async () => {
-    const r = await testRedis();
-    return { store: new RedisTenantStore(r.redis, r.prefix), close: r.close };
-  }],
+  [
+    "redis",
+    async () => {
+      const r = await testRedis();
+      return { store: new RedisTenantStore(r.redis, r.prefix), close: r.close };
+    },
+  ],
 ];
 
 for (const [kind, open] of STORES) {
@@ -196,7 +199,9 @@ describe("authenticate: keys not required (embedded defaults)", () => {
   });
 
   test("a configured anonymous tenant applies with its limits and allowlists", async () => {
-    const d = deps("auth: { required: false, anonymous_tenant: guests }\ntenants:\n  - { id: guests, limits: { requests_per_second: 1 }, ip_allowlist: [127.0.0.1] }\n");
+    const d = deps(
+      "auth: { required: false, anonymous_tenant: guests }\ntenants:\n  - { id: guests, limits: { requests_per_second: 1 }, ip_allowlist: [127.0.0.1] }\n",
+    );
     assert.deepEqual(accepted(await authenticate(call({}, { sourceAddress: "127.0.0.1" }), d)).tenant.limits, { requests_per_second: 1 });
     assert.equal(refused(await authenticate(call({}, { sourceAddress: "10.0.0.1" }), d)).code, "ip_not_allowed");
   });
@@ -256,7 +261,12 @@ describe("authenticate while the store fails (last good values)", () => {
     const { store, setDown } = failing();
     await store.putTenant({ id: "stored", limits: { requests_per_second: 7 }, degrade_to_edge: false, source: "admin" });
     const clock = { now: 0 };
-    const d = createAuthDeps(config(CONFIG), store, {}, { shared: { maxStaleMs: 60_000 }, keys: { now: () => clock.now }, directory: { now: () => clock.now } });
+    const d = createAuthDeps(
+      config(CONFIG),
+      store,
+      {},
+      { shared: { maxStaleMs: 60_000 }, keys: { now: () => clock.now }, directory: { now: () => clock.now } },
+    );
     const live = generateKey({ role: "call", tenant: "stored", name: "n", createdBy: "x" });
     const revoked = generateKey({ role: "call", tenant: "acme", name: "n", createdBy: "x" });
     await store.putKey(live.record);
@@ -274,7 +284,11 @@ describe("authenticate while the store fails (last good values)", () => {
     assert.equal(refused(await authenticate(call({ authorization: `Bearer ${never.key}` }), d)).code, "auth_unavailable");
 
     clock.now = 60_001;
-    assert.equal(refused(await authenticate(call({ authorization: `Bearer ${live.key}` }), d)).code, "auth_unavailable", "past max_stale the last good value is no longer trusted");
+    assert.equal(
+      refused(await authenticate(call({ authorization: `Bearer ${live.key}` }), d)).code,
+      "auth_unavailable",
+      "past max_stale the last good value is no longer trusted",
+    );
     setDown(false);
     accepted(await authenticate(call({ authorization: `Bearer ${live.key}` }), d));
     accepted(await authenticate(call({ authorization: `Bearer ${never.key}` }), d));
@@ -295,7 +309,11 @@ describe("authenticate while the store fails (last good values)", () => {
     assert.equal(accepted(await authenticate(call({ authorization: `Bearer ${onConfig.key}` }), d)).tenant.id, "open");
     assert.equal(refused(await authenticate(call({ authorization: `Bearer ${onStored.key}` }), d)).code, "auth_unavailable");
     assert.equal(refused(await authenticate(call({}, { sourcePrincipal: "spiffe://c/ns/s/sa/w" }), d)).code, "auth_unavailable");
-    assert.equal(accepted(await authenticate(call({}, { sourcePrincipal: "spiffe://cluster.local/ns/shop/sa/web" }), d)).tenant.id, "shop", "a config tenant's identity");
+    assert.equal(
+      accepted(await authenticate(call({}, { sourcePrincipal: "spiffe://cluster.local/ns/shop/sa/web" }), d)).tenant.id,
+      "shop",
+      "a config tenant's identity",
+    );
     assert.equal(refused(await authenticate(call({}), d)).code, "missing_api_key", "no key at all is still 401");
   });
 });

@@ -19,7 +19,17 @@ function caller(limits: Limits, options: { key?: Limits | null; keyId?: string; 
   const key: ApiKeyRecord | undefined =
     options.key === undefined
       ? undefined
-      : { id: options.keyId ?? "key_a", role: "call", tenant: "shop", name: "web", prefix: "gbx_call_Ab12", hash: "0", created_at: "", created_by: "", ...(options.key && { limits: options.key }) };
+      : {
+          id: options.keyId ?? "key_a",
+          role: "call",
+          tenant: "shop",
+          name: "web",
+          prefix: "gbx_call_Ab12",
+          hash: "0",
+          created_at: "",
+          created_by: "",
+          ...(options.key && { limits: options.key }),
+        };
   return { tenant: { id: "shop", limits, degrade_to_edge: options.degrade ?? false, source: "config" }, ...(key && { key }), via: key ? "key" : "principal" };
 }
 
@@ -27,7 +37,8 @@ function caller(limits: Limits, options: { key?: Limits | null; keyId?: string; 
 function setup(holdTtlMs?: number) {
   const clock = { now: Date.UTC(2026, 0, 1, 20) };
   const governor = new Governor({ store: new MemoryLimiter(() => clock.now), runaway: RUNAWAY, logger: silentLogger(), ...(holdTtlMs && { holdTtlMs }) });
-  const admit = (c: Caller, overrides: Partial<AdmitRequest> = {}) => governor.admit({ caller: c, model: "gpt-4.1", estimate: SMALL, target: "cloud", ...overrides });
+  const admit = (c: Caller, overrides: Partial<AdmitRequest> = {}) =>
+    governor.admit({ caller: c, model: "gpt-4.1", estimate: SMALL, target: "cloud", ...overrides });
   return { clock, governor, admit };
 }
 
@@ -85,11 +96,16 @@ test("requests/s: a 429 naming the limit and the tenant, OpenAI-shaped, with ret
 test("a key's limit refuses naming the key, and the tenant's reservation is not kept", async () => {
   const { governor, admit } = setup();
   const estimate = { inputTokens: 1000, maxOutputTokens: 500, costUsd: 0 };
-  const error = refusedWith(await admit(caller({ tokens_per_minute: 10_000 }, { key: { tokens_per_minute: 1_000 } }), { estimate }), "rate_limit_tokens_per_minute");
+  const error = refusedWith(
+    await admit(caller({ tokens_per_minute: 10_000 }, { key: { tokens_per_minute: 1_000 } }), { estimate }),
+    "rate_limit_tokens_per_minute",
+  );
   assert.match(error.message, /key 'key_a' \(gbx_call_Ab12…\) of tenant 'shop'/);
   assert.equal(error.headers["x-gearbox-limit"], "key:key_a/tokens_per_minute");
   // The whole tenant budget is still there for another key.
-  admitted(await admit(caller({ tokens_per_minute: 10_000 }, { key: null, keyId: "key_b" }), { estimate: { inputTokens: 9_500, maxOutputTokens: 500, costUsd: 0 } }));
+  admitted(
+    await admit(caller({ tokens_per_minute: 10_000 }, { key: null, keyId: "key_b" }), { estimate: { inputTokens: 9_500, maxOutputTokens: 500, costUsd: 0 } }),
+  );
   governor.close();
 });
 
@@ -196,7 +212,10 @@ test("runaway: each ticket says how many identical requests the window still adm
   assert.equal(admitted(await admit(caller({}))).repeatsLeft, undefined, "no fingerprint, no runaway check");
   assert.ok(governor.replays);
   governor.close();
-  for (const runaway of [{ ...RUNAWAY, replay: false }, { ...RUNAWAY, enable: false }]) {
+  for (const runaway of [
+    { ...RUNAWAY, replay: false },
+    { ...RUNAWAY, enable: false },
+  ]) {
     const off = new Governor({ store: new MemoryLimiter(), runaway, logger: silentLogger() });
     assert.equal(off.replays, undefined);
     off.close();
@@ -205,7 +224,9 @@ test("runaway: each ticket says how many identical requests the window still adm
 
 test("success headers report the scope with the least left", async () => {
   const { governor, admit } = setup();
-  const ticket = admitted(await admit(caller({ requests_per_second: 10, tokens_per_minute: 5_000 }, { key: { requests_per_second: 3, tokens_per_minute: 50_000 } })));
+  const ticket = admitted(
+    await admit(caller({ requests_per_second: 10, tokens_per_minute: 5_000 }, { key: { requests_per_second: 3, tokens_per_minute: 50_000 } })),
+  );
   assert.deepEqual(ticket.headers, {
     "x-ratelimit-limit-requests": "3",
     "x-ratelimit-remaining-requests": "2",
@@ -256,7 +277,12 @@ test("a settlement the store fails is logged, not thrown", async () => {
   const lines: string[] = [];
   const logger = pino({ level: "warn" }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }));
   const memory = new MemoryLimiter();
-  const store: LimiterStore = { admit: (...a) => memory.admit(...a), settle: () => Promise.reject(new Error("redis gone")), renew: () => Promise.resolve(), throttled: () => Promise.resolve([]) };
+  const store: LimiterStore = {
+    admit: (...a) => memory.admit(...a),
+    settle: () => Promise.reject(new Error("redis gone")),
+    renew: () => Promise.resolve(),
+    throttled: () => Promise.resolve([]),
+  };
   const governor = new Governor({ store, runaway: RUNAWAY, logger });
   const ticket = admitted(await governor.admit({ caller: caller({ max_concurrent: 2 }), model: "m", estimate: SMALL, target: "cloud" }));
   await ticket.settle({ inputTokens: 1, outputTokens: 1, costUsd: 0 });

@@ -109,7 +109,11 @@ export class Governor {
     const runaway = options.runaway;
     this.replays =
       runaway.enable && (runaway.replay ?? true)
-        ? new RunawayReplays({ windowMs: runaway.window_ms, maxEntries: runaway.replay_max_entries ?? 1_000, maxBytes: runaway.replay_max_bytes ?? 16 * 1024 * 1024 })
+        ? new RunawayReplays({
+            windowMs: runaway.window_ms,
+            maxEntries: runaway.replay_max_entries ?? 1_000,
+            maxBytes: runaway.replay_max_bytes ?? 16 * 1024 * 1024,
+          })
         : undefined;
     this.renewTimer = setInterval(() => void this.renewOpen(), this.holdTtlMs / 3);
     this.renewTimer.unref();
@@ -118,8 +122,13 @@ export class Governor {
   async admit(request: AdmitRequest): Promise<AdmitDecision> {
     const { caller, target } = request;
     const planned = planChecks(caller, target, request.estimate, runawayCheck(this.options.runaway, request.fingerprint));
-    if (planned.length === 0) return { ok: true, ticket: new GrantTicket({ id: "", tenant: caller.tenant.id, holds: [] }, {}, Date.now(), undefined, () => Promise.resolve()) };
-    const admission = await this.store.admit(caller.tenant.id, planned.map((p) => p.check), this.holdTtlMs);
+    if (planned.length === 0)
+      return { ok: true, ticket: new GrantTicket({ id: "", tenant: caller.tenant.id, holds: [] }, {}, Date.now(), undefined, () => Promise.resolve()) };
+    const admission = await this.store.admit(
+      caller.tenant.id,
+      planned.map((p) => p.check),
+      this.holdTtlMs,
+    );
     if (!admission.ok) {
       const refused = planned[admission.failed];
       if (!refused) throw new Error(`Limiter refused check ${admission.failed} of ${planned.length}`);
@@ -130,7 +139,9 @@ export class Governor {
     }
     this.watchCost(caller, planned, admission.remaining);
     const repeatsLeft = planned[0]?.limit === "runaway" ? admission.remaining[0] : undefined;
-    const ticket = new GrantTicket(admission.grant, successHeaders(planned, admission.remaining), admission.atMs, repeatsLeft, (t, usage) => this.finish(t, usage));
+    const ticket = new GrantTicket(admission.grant, successHeaders(planned, admission.remaining), admission.atMs, repeatsLeft, (t, usage) =>
+      this.finish(t, usage),
+    );
     if (admission.grant.holds.length > 0) this.open.add(ticket);
     return { ok: true, ticket };
   }
@@ -172,7 +183,10 @@ export class Governor {
     try {
       await this.store.settle(ticket.grant, usage);
     } catch (err) {
-      this.options.logger.warn({ err: err instanceof Error ? err.message : String(err), tenant: ticket.grant.tenant }, "limits: settlement failed; the reservation lapses at its TTL");
+      this.options.logger.warn(
+        { err: err instanceof Error ? err.message : String(err), tenant: ticket.grant.tenant },
+        "limits: settlement failed; the reservation lapses at its TTL",
+      );
     }
   }
 
@@ -189,11 +203,16 @@ export class Governor {
     this.renewing = true;
     try {
       await Promise.all(
-        [...this.open].filter((ticket) => this.stillHeld(ticket)).map((ticket) =>
-          this.store.renew(ticket.grant, this.holdTtlMs).catch((err: unknown) => {
-            this.options.logger.warn({ err: err instanceof Error ? err.message : String(err), tenant: ticket.grant.tenant }, "limits: renewing a hold failed");
-          }),
-        ),
+        [...this.open]
+          .filter((ticket) => this.stillHeld(ticket))
+          .map((ticket) =>
+            this.store.renew(ticket.grant, this.holdTtlMs).catch((err: unknown) => {
+              this.options.logger.warn(
+                { err: err instanceof Error ? err.message : String(err), tenant: ticket.grant.tenant },
+                "limits: renewing a hold failed",
+              );
+            }),
+          ),
       );
     } finally {
       this.renewing = false;

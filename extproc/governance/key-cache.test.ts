@@ -63,7 +63,10 @@ test("KeyCache: the store failing after a read: the last good record answers; fo
   await store.putKey(record);
   const clock = { now: 0 };
   let fail = false;
-  const cache = new KeyCache({ keyByHash: (hash) => (fail ? Promise.reject(new Error("down")) : lookup.keyByHash(hash)) }, { ttlMs: 5_000, maxStaleMs: 60_000, now: () => clock.now });
+  const cache = new KeyCache(
+    { keyByHash: (hash) => (fail ? Promise.reject(new Error("down")) : lookup.keyByHash(hash)) },
+    { ttlMs: 5_000, maxStaleMs: 60_000, now: () => clock.now },
+  );
   await cache.lookup(record.hash);
   fail = true;
   clock.now = 20_000;

@@ -20,7 +20,10 @@ test("generateKey: gbx_<role>_ + 43 base64url characters, unique, with a 12-char
 });
 
 test("generateKey: the record holds the SHA-256 of the key and nothing else of it", () => {
-  const { key, record } = generateKey({ role: "call", tenant: "acme", name: "svc", createdBy: "key_root", limits: { requests_per_second: 5 } }, new Date("2025-01-02T03:04:05Z"));
+  const { key, record } = generateKey(
+    { role: "call", tenant: "acme", name: "svc", createdBy: "key_root", limits: { requests_per_second: 5 } },
+    new Date("2025-01-02T03:04:05Z"),
+  );
   assert.equal(record.hash, hashKey(key));
   assert.match(record.hash, /^[0-9a-f]{64}$/);
   assert.deepEqual(record, {
@@ -43,7 +46,8 @@ test("verifyKey: the right key passes; a wrong, shorter, longer or empty one fai
   const { key, record } = generateKey({ role: "call", tenant: "acme", name: "svc", createdBy: "x" });
   assert.ok(verifyKey(key, record));
   const flipped = key.slice(0, -1) + (key.endsWith("A") ? "B" : "A");
-  for (const wrong of [flipped, key.slice(0, -1), key + "x", "", generateKey({ role: "call", name: "n", createdBy: "x" }).key]) assert.ok(!verifyKey(wrong, record), wrong);
+  for (const wrong of [flipped, key.slice(0, -1), key + "x", "", generateKey({ role: "call", name: "n", createdBy: "x" }).key])
+    assert.ok(!verifyKey(wrong, record), wrong);
   assert.ok(!verifyKey(key, { hash: "abcd" }), "a hash of the wrong length never matches");
 });
 

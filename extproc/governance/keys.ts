@@ -81,9 +81,35 @@ export function bootstrapKeyRecord(secret: string): ApiKeyRecord {
 
 /** Words placeholder secrets are made of; a secret that is mostly these is no secret. */
 const PLACEHOLDER_WORDS = [
-  "placeholder", "replaceme", "changeme", "password", "insecure", "example", "gearbox", "default", "letmein",
-  "testing", "secret", "passwd", "sample", "apikey", "qwerty", "please", "admin", "dummy", "token", "super",
-  "fixme", "test", "demo", "todo", "your", "here", "key", "gbx", "my",
+  "placeholder",
+  "replaceme",
+  "changeme",
+  "password",
+  "insecure",
+  "example",
+  "gearbox",
+  "default",
+  "letmein",
+  "testing",
+  "secret",
+  "passwd",
+  "sample",
+  "apikey",
+  "qwerty",
+  "please",
+  "admin",
+  "dummy",
+  "token",
+  "super",
+  "fixme",
+  "test",
+  "demo",
+  "todo",
+  "your",
+  "here",
+  "key",
+  "gbx",
+  "my",
 ];
 const WORDS = new RegExp(PLACEHOLDER_WORDS.join("|"), "g");
 /** Template markers: `sk-xxxxxxxx`, `<your-key>`, `${SECRET}`, `{{ secret }}`, `sk-…`. */
@@ -95,7 +121,10 @@ export function placeholderReason(secret: string): string | undefined {
   if (secret.length < MIN_LENGTH) return `shorter than ${MIN_LENGTH} characters`;
   if (new Set(secret).size < 8) return "too few distinct characters (a repeated character or pattern)";
   if (TEMPLATE.test(secret)) return "a template (xxxx, <…>, ${…}) rather than a secret";
-  const rest = secret.toLowerCase().replace(/[^a-z0-9]/g, "").replace(WORDS, "");
+  const rest = secret
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "")
+    .replace(WORDS, "");
   if (rest.length < 16) return "made of common placeholder words (changeme, secret, password, admin, gearbox, test, example…)";
   return undefined;
 }

@@ -21,7 +21,13 @@ test("chat estimate: messages, template overhead, parts, tools; output is max_to
     stream: true,
     messages: [
       { role: "system", content: "Be brief." },
-      { role: "user", content: [{ type: "text", text: "What is in this image?" }, { type: "image", url: "https://x/y.png" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "What is in this image?" },
+          { type: "image", url: "https://x/y.png" },
+        ],
+      },
       { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "look", arguments: '{"a":1}' }] },
     ],
     extra: {},
@@ -54,8 +60,22 @@ test("USD in nano-dollars: a cap and an equal estimate round alike", () => {
 });
 
 const caller: Caller = {
-  tenant: { id: "shop", limits: { requests_per_second: 10, tokens_per_minute: 1000, max_concurrent: 4, daily_cost_usd: 5 }, degrade_to_edge: false, source: "config" },
-  key: { id: "key_1", role: "call", name: "n", prefix: "gbx_call_Ab12", hash: "h", created_at: "", created_by: "", limits: { requests_per_second: 2, daily_cost_usd: 1 } },
+  tenant: {
+    id: "shop",
+    limits: { requests_per_second: 10, tokens_per_minute: 1000, max_concurrent: 4, daily_cost_usd: 5 },
+    degrade_to_edge: false,
+    source: "config",
+  },
+  key: {
+    id: "key_1",
+    role: "call",
+    name: "n",
+    prefix: "gbx_call_Ab12",
+    hash: "h",
+    created_at: "",
+    created_by: "",
+    limits: { requests_per_second: 2, daily_cost_usd: 1 },
+  },
   via: "key",
 };
 const estimate = { inputTokens: 100, maxOutputTokens: 50, costUsd: 0.25 };
@@ -65,15 +85,45 @@ test("checks: runaway first, then concurrency, requests/s, tokens/min and cost, 
   const planned = planChecks(caller, "cloud", estimate, runaway);
   assert.deepEqual(
     planned.map((p) => p.check.label),
-    ["tenant/runaway", "tenant/max_concurrent", "tenant/requests_per_second", "key:key_1/requests_per_second", "tenant/tokens_per_minute", "tenant/daily_cost_usd", "key:key_1/daily_cost_usd"],
+    [
+      "tenant/runaway",
+      "tenant/max_concurrent",
+      "tenant/requests_per_second",
+      "key:key_1/requests_per_second",
+      "tenant/tokens_per_minute",
+      "tenant/daily_cost_usd",
+      "key:key_1/daily_cost_usd",
+    ],
   );
-  assert.deepEqual(planned.map((p) => p.check.key), ["fp:f00", "conc", "rps", "k:key_1:rps", "tpm", "usd", "k:key_1:usd"]);
-  assert.deepEqual(planned[4]?.check, { kind: "budget", key: "tpm", label: "tenant/tokens_per_minute", limit: 1000, amount: 150, windowMs: MINUTE_MS, meter: "tokens" });
-  assert.deepEqual(planned[6]?.check, { kind: "budget", key: "k:key_1:usd", label: "key:key_1/daily_cost_usd", limit: 1e9, amount: 2.5e8, windowMs: DAY_MS, meter: "nano_usd" });
+  assert.deepEqual(
+    planned.map((p) => p.check.key),
+    ["fp:f00", "conc", "rps", "k:key_1:rps", "tpm", "usd", "k:key_1:usd"],
+  );
+  assert.deepEqual(planned[4]?.check, {
+    kind: "budget",
+    key: "tpm",
+    label: "tenant/tokens_per_minute",
+    limit: 1000,
+    amount: 150,
+    windowMs: MINUTE_MS,
+    meter: "tokens",
+  });
+  assert.deepEqual(planned[6]?.check, {
+    kind: "budget",
+    key: "k:key_1:usd",
+    label: "key:key_1/daily_cost_usd",
+    limit: 1e9,
+    amount: 2.5e8,
+    windowMs: DAY_MS,
+    meter: "nano_usd",
+  });
   assert.deepEqual(planned[3]?.key, { id: "key_1", prefix: "gbx_call_Ab12" });
 });
 
 test("checks: an edge call meters no tokens and no cost", () => {
-  assert.deepEqual(planChecks(caller, "edge", estimate).map((p) => p.limit), ["max_concurrent", "requests_per_second", "requests_per_second"]);
+  assert.deepEqual(
+    planChecks(caller, "edge", estimate).map((p) => p.limit),
+    ["max_concurrent", "requests_per_second", "requests_per_second"],
+  );
   assert.deepEqual(planChecks({ ...caller, tenant: { ...caller.tenant, limits: {} }, key: undefined }, "cloud", estimate), []);
 });

@@ -71,9 +71,25 @@ export function planChecks(caller: Caller, target: RouteTarget, estimate: CallEs
   add("requests_per_second", (value, rel, label) => ({ kind: "rate", key: `${rel}rps`, label, ...rateWindow(value) }));
   if (target === "cloud") {
     const tokens = estimate.inputTokens + estimate.maxOutputTokens;
-    add("tokens_per_minute", (value, rel, label) => ({ kind: "budget", key: `${rel}tpm`, label, limit: value, amount: tokens, windowMs: MINUTE_MS, meter: METERS.tokens }));
+    add("tokens_per_minute", (value, rel, label) => ({
+      kind: "budget",
+      key: `${rel}tpm`,
+      label,
+      limit: value,
+      amount: tokens,
+      windowMs: MINUTE_MS,
+      meter: METERS.tokens,
+    }));
     const cost = nanoUsd(estimate.costUsd);
-    add("daily_cost_usd", (value, rel, label) => ({ kind: "budget", key: `${rel}usd`, label, limit: nanoUsd(value), amount: cost, windowMs: DAY_MS, meter: METERS.cost }));
+    add("daily_cost_usd", (value, rel, label) => ({
+      kind: "budget",
+      key: `${rel}usd`,
+      label,
+      limit: nanoUsd(value),
+      amount: cost,
+      windowMs: DAY_MS,
+      meter: METERS.cost,
+    }));
   }
   return planned;
 }
@@ -98,7 +114,14 @@ export function estimateTokens(text: string): number {
   let other = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff)) cjk++;
+    if (
+      (c >= 0x3040 && c <= 0x30ff) ||
+      (c >= 0x3400 && c <= 0x4dbf) ||
+      (c >= 0x4e00 && c <= 0x9fff) ||
+      (c >= 0xac00 && c <= 0xd7af) ||
+      (c >= 0xf900 && c <= 0xfaff)
+    )
+      cjk++;
     else other++;
   }
   return cjk + Math.ceil(other / 4);

@@ -8,7 +8,8 @@ const CONFIG = { enable: true, window_ms: 10_000, max_identical: 3 };
 const SHAPE = { endpoint: "chat_completions", model: "gpt-4.1", stream: false };
 
 function caller(tenant: string, keyId?: string): Caller {
-  const key: ApiKeyRecord | undefined = keyId === undefined ? undefined : { id: keyId, role: "call", tenant, name: "web", prefix: "gbx_call_Ab12", hash: "0", created_at: "", created_by: "" };
+  const key: ApiKeyRecord | undefined =
+    keyId === undefined ? undefined : { id: keyId, role: "call", tenant, name: "web", prefix: "gbx_call_Ab12", hash: "0", created_at: "", created_by: "" };
   return { tenant: { id: tenant, limits: {}, degrade_to_edge: false, source: "config" }, ...(key && { key }), via: key ? "key" : "anonymous" };
 }
 
@@ -23,7 +24,10 @@ test("a fingerprint is stable, and differs by scope and by request", () => {
 test("the caller within the tenant: the key's id, else the workload identity, else the source address, else the tenant", () => {
   const client = { address: "10.0.0.7", principal: "spiffe://cluster.local/ns/shop/sa/web" };
   assert.deepEqual(runawayScope("caller", caller("shop", "key_1"), client), { scope: "shop\nk:key_1", who: "key 'key_1' (gbx_call_Ab12…) of tenant 'shop'" });
-  assert.deepEqual(runawayScope("caller", caller("shop"), client), { scope: "shop\np:spiffe://cluster.local/ns/shop/sa/web", who: "caller spiffe://cluster.local/ns/shop/sa/web of tenant 'shop'" });
+  assert.deepEqual(runawayScope("caller", caller("shop"), client), {
+    scope: "shop\np:spiffe://cluster.local/ns/shop/sa/web",
+    who: "caller spiffe://cluster.local/ns/shop/sa/web of tenant 'shop'",
+  });
   assert.deepEqual(runawayScope("caller", caller("shop"), { address: "10.0.0.7" }), { scope: "shop\na:10.0.0.7", who: "caller 10.0.0.7 of tenant 'shop'" });
   assert.deepEqual(runawayScope("caller", caller("shop"), {}), { scope: "shop", who: "tenant 'shop'" });
   assert.deepEqual(runawayScope("tenant", caller("shop", "key_1"), client), { scope: "shop", who: "tenant 'shop'" });
@@ -44,7 +48,10 @@ test("identical requests of different callers, tenants, endpoints, models or str
   ];
   assert.equal(new Set([base, ...others]).size, others.length + 1);
   // By tenant: one count whoever calls.
-  assert.equal(callerFingerprint(runawayScope("tenant", caller("shop", "key_1"), {}), SHAPE, body), callerFingerprint(runawayScope("tenant", caller("shop", "key_2"), {}), SHAPE, body));
+  assert.equal(
+    callerFingerprint(runawayScope("tenant", caller("shop", "key_1"), {}), SHAPE, body),
+    callerFingerprint(runawayScope("tenant", caller("shop", "key_2"), {}), SHAPE, body),
+  );
 });
 
 test("the runaway check counts identical requests per window, and is absent when off or unfingerprinted", () => {

@@ -25,7 +25,8 @@ import type { Caller } from "./model.ts";
  * `runaway:` of the config. `key` and `replay*` may be absent (hand-built configs in tests and
  * benches): absent means the schema's default.
  */
-export type RunawayConfig = Pick<RawConfig["runaway"], "enable" | "window_ms" | "max_identical"> & Partial<Omit<RawConfig["runaway"], "enable" | "window_ms" | "max_identical">>;
+export type RunawayConfig = Pick<RawConfig["runaway"], "enable" | "window_ms" | "max_identical"> &
+  Partial<Omit<RawConfig["runaway"], "enable" | "window_ms" | "max_identical">>;
 
 /** 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id) and the canonical request. */
 export function requestFingerprint(scope: string, canonicalRequest: string | Uint8Array): string {

@@ -17,7 +17,15 @@ test("principalFromXfcc: commas and semicolons inside quoted values do not split
   const header = `${ISTIO},Hash=3;Subject="CN=web,O=evil;URI=spiffe://cluster.local/ns/x/sa/admin";URI=spiffe://cluster.local/ns/shop/sa/api`;
   assert.equal(principalFromXfcc(header), "spiffe://cluster.local/ns/shop/sa/api");
   const escaped = 'Subject="CN=\\"a,b\\"";URI=spiffe://cluster.local/ns/shop/sa/api';
-  assert.deepEqual(parseXfcc(escaped), { ok: true, value: [[["subject", 'CN="a,b"'], ["uri", "spiffe://cluster.local/ns/shop/sa/api"]]] });
+  assert.deepEqual(parseXfcc(escaped), {
+    ok: true,
+    value: [
+      [
+        ["subject", 'CN="a,b"'],
+        ["uri", "spiffe://cluster.local/ns/shop/sa/api"],
+      ],
+    ],
+  });
 });
 
 test("principalFromXfcc: nobody for a header without a SPIFFE URI or one it cannot read", () => {

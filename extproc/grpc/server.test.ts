@@ -47,7 +47,10 @@ const chatBody: ProcessingRequest = {
 
 test("one response per message, in order, each of the matching kind", async () => {
   const responses = await converse([chatHeaders, chatBody]);
-  assert.deepEqual(responses.map((r) => r.response), ["request_headers", "request_body"]);
+  assert.deepEqual(
+    responses.map((r) => r.response),
+    ["request_headers", "request_body"],
+  );
   const mutation = responses[1]?.request_body?.response?.header_mutation;
   const upstream = mutation?.set_headers?.find((h) => h.header?.key === "x-gearbox-upstream");
   assert.equal(upstream?.header?.raw_value?.toString(), "openai");
@@ -64,7 +67,10 @@ test("bad body → immediate_response with an OpenAI-shaped 400", async () => {
 });
 
 test("observability mode: the server answers nothing (Envoy would ignore it)", async () => {
-  const responses = await converse([{ ...chatHeaders, observability_mode: true }, { ...chatBody, observability_mode: true }]);
+  const responses = await converse([
+    { ...chatHeaders, observability_mode: true },
+    { ...chatBody, observability_mode: true },
+  ]);
   assert.deepEqual(responses, []);
 });
 
@@ -123,7 +129,9 @@ test("forged routing headers are removed in the request-headers answer, before t
 });
 
 test("a stream nobody speaks on is released after extproc.stream_idle_ms, counted, and the request recorded as 504", async () => {
-  const idle = await startTestGateway(testConfig("extproc:\n  stream_idle_ms: 150\nproviders:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"));
+  const idle = await startTestGateway(
+    testConfig("extproc:\n  stream_idle_ms: 150\nproviders:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"),
+  );
   const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
   const client = new Client(idle.extProcAddress, grpc.credentials.createInsecure());
   try {
@@ -135,7 +143,10 @@ test("a stream nobody speaks on is released after extproc.stream_idle_ms, counte
     call.write(chatHeaders);
     const err = await ended;
     assert.equal(err.code, grpc.status.DEADLINE_EXCEEDED);
-    assert.deepEqual(answers.map((a) => a.response), ["request_headers"]);
+    assert.deepEqual(
+      answers.map((a) => a.response),
+      ["request_headers"],
+    );
     assert.equal(idle.extProc.stats.idleReleased, 1);
     const scraped = await new GatewayMetrics({ extProcStreams: idle.extProc.stats }, { defaultMetrics: false }).registry.metrics();
     assert.match(scraped, /^gearbox_extproc_streams_idle_released_total 1$/m);
@@ -151,7 +162,9 @@ test("a stream nobody speaks on is released after extproc.stream_idle_ms, counte
 });
 
 test("a stream that keeps talking is not released, however long it lives", async () => {
-  const idle = await startTestGateway(testConfig("extproc:\n  stream_idle_ms: 400\nproviders:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"));
+  const idle = await startTestGateway(
+    testConfig("extproc:\n  stream_idle_ms: 400\nproviders:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\n"),
+  );
   const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
   const client = new Client(idle.extProcAddress, grpc.credentials.createInsecure());
   try {
@@ -168,7 +181,13 @@ test("a stream that keeps talking is not released, however long it lives", async
     // Stream chunks 100 ms apart, 1 s in all: each one restarts the 400 ms idle timer.
     for (let i = 0; i < 10; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      call.write({ response_body: { body: Buffer.from('data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n') } });
+      call.write({
+        response_body: {
+          body: Buffer.from(
+            'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n',
+          ),
+        },
+      });
     }
     call.write({ response_body: { body: Buffer.from("data: [DONE]\n\n"), end_of_stream: true } });
     call.end();

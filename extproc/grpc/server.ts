@@ -36,7 +36,11 @@ export interface ExtProcServer {
 export const SLOW_PHASE_TIMEOUT_S = 60;
 
 /** Runs one processor phase for one message. */
-function runPhase(processor: RequestProcessor, message: ProcessingRequest__Output, forwardedPrincipal: string | undefined): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
+function runPhase(
+  processor: RequestProcessor,
+  message: ProcessingRequest__Output,
+  forwardedPrincipal: string | undefined,
+): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
   switch (message.request) {
     case "request_headers":
       return {
@@ -50,9 +54,15 @@ function runPhase(processor: RequestProcessor, message: ProcessingRequest__Outpu
     case "request_body":
       return { phase: "request_body", outcome: processor.requestBody(message.request_body?.body ?? Buffer.alloc(0)) };
     case "response_headers":
-      return { phase: "response_headers", outcome: processor.responseHeaders(headersFromEnvoy(message.response_headers?.headers), message.response_headers?.end_of_stream ?? false) };
+      return {
+        phase: "response_headers",
+        outcome: processor.responseHeaders(headersFromEnvoy(message.response_headers?.headers), message.response_headers?.end_of_stream ?? false),
+      };
     case "response_body":
-      return { phase: "response_body", outcome: processor.responseBody(message.response_body?.body ?? Buffer.alloc(0), message.response_body?.end_of_stream ?? false) };
+      return {
+        phase: "response_body",
+        outcome: processor.responseBody(message.response_body?.body ?? Buffer.alloc(0), message.response_body?.end_of_stream ?? false),
+      };
     case "request_trailers":
       return { phase: "request_trailers", outcome: CONTINUE };
     case "response_trailers":
@@ -77,7 +87,12 @@ function outcomeForFault(phase: RequestPhase, err: unknown, requestId: string): 
  * upstream of the router). It ends with DEADLINE_EXCEEDED, which Envoy treats as a stream error
  * (500, or continue with `failure_mode_allow`), and the request is recorded as a 504.
  */
-function idleRelease(deps: ProcessorDeps, call: ProcessStream, processor: RequestProcessor, stats: ExtProcStreamStats): { touch(): void; stop(): void; readonly released: boolean } {
+function idleRelease(
+  deps: ProcessorDeps,
+  call: ProcessStream,
+  processor: RequestProcessor,
+  stats: ExtProcStreamStats,
+): { touch(): void; stop(): void; readonly released: boolean } {
   const idleMs = deps.config.extproc.stream_idle_ms;
   let released = false;
   const timer = setTimeout(() => {

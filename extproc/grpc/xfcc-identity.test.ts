@@ -66,7 +66,9 @@ function converse(trust: boolean, metadata: Record<string, string>, attributes?:
   const fields = Object.fromEntries(Object.entries(attributes ?? {}).map(([k, v]) => [k, { stringValue: v }]));
   const messages: ProcessingRequest[] = [
     {
-      request_headers: { headers: { headers: [header(":method", "POST"), header(":path", "/v1/chat/completions"), header("content-type", "application/json")] } },
+      request_headers: {
+        headers: { headers: [header(":method", "POST"), header(":path", "/v1/chat/completions"), header("content-type", "application/json")] },
+      },
       ...(attributes ? { attributes: { [EXT_PROC_ATTRIBUTES_KEY]: { fields } } } : {}),
     },
     { request_body: { body: Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })), end_of_stream: true } },

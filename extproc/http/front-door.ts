@@ -93,7 +93,13 @@ export class FrontDoorHandler {
   }
 
   private async proxyWith(processor: RequestProcessor, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
-    const headers: Headers = { ...plainHeaders(req.headers), ":method": req.method ?? "GET", ":path": path, ":scheme": "http", ":authority": req.headers.host ?? "" };
+    const headers: Headers = {
+      ...plainHeaders(req.headers),
+      ":method": req.method ?? "GET",
+      ":path": path,
+      ":scheme": "http",
+      ":authority": req.headers.host ?? "",
+    };
     const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
     // No mTLS here, so no workload identity: only the peer's IP.
     const client = { address: canonicalIp(req.socket.remoteAddress) };
@@ -122,7 +128,14 @@ export class FrontDoorHandler {
     return false;
   }
 
-  private async callUpstream(req: http.IncomingMessage, res: http.ServerResponse, processor: RequestProcessor, headers: Headers, body: Buffer, edgeEndpoint: string | undefined): Promise<void> {
+  private async callUpstream(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    processor: RequestProcessor,
+    headers: Headers,
+    body: Buffer,
+    edgeEndpoint: string | undefined,
+  ): Promise<void> {
     const target = this.upstreamTarget(headers, edgeEndpoint);
     const provider = target.provider;
     const url = new URL(headers[":path"] ?? "/", target.origin);
@@ -134,7 +147,13 @@ export class FrontDoorHandler {
       processor.abort("client disconnected");
     };
     res.on("close", onClose);
-    const timer = setTimeout(() => abort.abort(new GatewayError(504, "timeout_error", `Upstream '${provider.name}' did not answer within ${provider.timeoutMs} ms.`, { code: "upstream_timeout" })), provider.timeoutMs);
+    const timer = setTimeout(
+      () =>
+        abort.abort(
+          new GatewayError(504, "timeout_error", `Upstream '${provider.name}' did not answer within ${provider.timeoutMs} ms.`, { code: "upstream_timeout" }),
+        ),
+      provider.timeoutMs,
+    );
     try {
       const upstream = await this.send(processor, target.cloud, url, forwardable(headers), body, abort.signal);
       const status = upstream.statusCode ?? 502;
@@ -178,7 +197,13 @@ export class FrontDoorHandler {
       }
       if (clientGone) return processor.abort(reason instanceof Error ? reason.message : String(reason));
       // The record says what the client gets (502, 504), not 499: only a client that left is 499.
-      const failure = reason instanceof GatewayError ? reason : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, { code: "upstream_unreachable", cause: err });
+      const failure =
+        reason instanceof GatewayError
+          ? reason
+          : new GatewayError(502, "upstream_error", `Upstream '${provider.name}' could not be reached: ${(err as Error).message}`, {
+              code: "upstream_unreachable",
+              cause: err,
+            });
       processor.fail(failure);
       if (!res.destroyed) sendError(res, failure, processor.id);
     } finally {
@@ -192,10 +217,21 @@ export class FrontDoorHandler {
    * went to the client (`resilience/retrying.ts`, as Envoy's route retry policy does through
    * Envoy); an edge call as it is.
    */
-  private async send(processor: RequestProcessor, provider: Provider | undefined, url: URL, headers: Headers, body: Buffer, signal: AbortSignal): Promise<http.IncomingMessage> {
+  private async send(
+    processor: RequestProcessor,
+    provider: Provider | undefined,
+    url: URL,
+    headers: Headers,
+    body: Buffer,
+    signal: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     if (!provider) return sendUpstream(url, headers, body, signal);
     const t = timeoutsOf(provider);
-    const deadlines = { connectMs: t.connectMs, firstByteMs: t.firstByteMs, timeout: (kind: "connect" | "first_byte") => upstreamTimeout(provider.name, kind, kind === "connect" ? t.connectMs : t.firstByteMs) };
+    const deadlines = {
+      connectMs: t.connectMs,
+      firstByteMs: t.firstByteMs,
+      timeout: (kind: "connect" | "first_byte") => upstreamTimeout(provider.name, kind, kind === "connect" ? t.connectMs : t.firstByteMs),
+    };
     const result = await withRetries<http.IncomingMessage>({
       provider: provider.name,
       health: processor.providerHealth,
@@ -236,7 +272,10 @@ export class FrontDoorHandler {
    * Where Envoy would send the request: the provider cluster, or the edge agent the processor
    * named (Envoy's ORIGINAL_DST cluster reads it from ext_proc's dynamic metadata).
    */
-  private upstreamTarget(headers: Headers, edgeEndpoint: string | undefined): { origin: string; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
+  private upstreamTarget(
+    headers: Headers,
+    edgeEndpoint: string | undefined,
+  ): { origin: string; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
     const upstream = headers["x-gearbox-upstream"] ?? "";
     if (upstream === "edge") {
       if (edgeEndpoint === undefined) throw new Error("processor chose the edge without naming an agent");

@@ -4,8 +4,18 @@ import type { Headers, Mutation } from "../processor/outcome.ts";
 
 /** Hop-by-hop and length headers: never copied across a proxy hop (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
-  "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-  "transfer-encoding", "upgrade", "host", "content-length", "expect",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
 ]);
 
 export function plainHeaders(incoming: IncomingHttpHeaders): Headers {

@@ -22,10 +22,20 @@ export function callEstimate(parsed: ParsedCall, price: ModelPrice | undefined):
  * answer that may be upgraded at the upgrade model's (the upgrade would cost it); a final edge
  * answer free.
  */
-export function routedEstimate(parsed: ParsedCall, providers: readonly Provider[], decision: RouteDecision | undefined, cascade: EdgeCascade | undefined): CallEstimate {
+export function routedEstimate(
+  parsed: ParsedCall,
+  providers: readonly Provider[],
+  decision: RouteDecision | undefined,
+  cascade: EdgeCascade | undefined,
+): CallEstimate {
   const upgrade = cascade?.upgradeModel;
   const cloud = cascade ? (upgrade === undefined ? undefined : resolveProvider(upgrade, providers)) : undefined;
-  const price = decision && !cascade ? priceOf(decision.provider, decision.upstreamModel) : cloud?.ok ? priceOf(cloud.value.provider, cloud.value.upstreamModel) : undefined;
+  const price =
+    decision && !cascade
+      ? priceOf(decision.provider, decision.upstreamModel)
+      : cloud?.ok
+        ? priceOf(cloud.value.provider, cloud.value.upstreamModel)
+        : undefined;
   return callEstimate(parsed, price);
 }
 

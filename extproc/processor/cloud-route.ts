@@ -19,7 +19,14 @@ export type CloudRoute = { decision: RouteDecision; plan: CallPlan; mutation: Mu
  * `query`: the client's query string (kept on the upstream path); `strip`: Gearbox's control
  * headers, never forwarded.
  */
-export function cloudRoute(parsed: ParsedCall, route: ClientRoute, providers: readonly Provider[], query: string, requestId: string, strip: readonly string[]): CloudRoute {
+export function cloudRoute(
+  parsed: ParsedCall,
+  route: ClientRoute,
+  providers: readonly Provider[],
+  query: string,
+  requestId: string,
+  strip: readonly string[],
+): CloudRoute {
   const routed = decideRoute(parsed.model, route, providers);
   if (!routed.ok) return { error: routed.errors[0] ?? new GatewayError(500, "server_error", "No route.") };
   return cloudRouteTo(routed.value, parsed, query, requestId, strip);

@@ -31,7 +31,17 @@ providers:
 }
 
 function send(p: RequestProcessor, body: unknown, headers: Record<string, string> = {}) {
-  p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", authorization: "Bearer gearbox-call-key", "x-api-key": "also-a-client-key", ...headers }, false);
+  p.requestHeaders(
+    {
+      ":method": "POST",
+      ":path": "/v1/chat/completions",
+      "content-type": "application/json",
+      authorization: "Bearer gearbox-call-key",
+      "x-api-key": "also-a-client-key",
+      ...headers,
+    },
+    false,
+  );
   const outcome = sync(p.requestBody(Buffer.from(JSON.stringify(body))));
   assert.equal(outcome.kind, "continue");
   return outcome.kind === "continue" ? (outcome.mutation ?? {}) : {};
@@ -76,7 +86,13 @@ test("a provider error quoting the key is redacted before it reaches the client"
   const p = processor();
   send(p, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
   p.responseHeaders({ ":status": "401", "content-type": "application/json" }, false);
-  const upstream = { error: { message: "Incorrect API key provided: sk-opena*************abcd. You can find your API key at …", type: "invalid_request_error", code: "invalid_api_key" } };
+  const upstream = {
+    error: {
+      message: "Incorrect API key provided: sk-opena*************abcd. You can find your API key at …",
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+    },
+  };
   const outcome: Outcome = sync(p.responseBody(Buffer.from(JSON.stringify(upstream)), true));
   assert.equal(outcome.kind, "continue");
   const body = outcome.kind === "continue" ? (outcome.mutation?.body?.toString() ?? "") : "";

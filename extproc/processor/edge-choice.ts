@@ -68,7 +68,9 @@ export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: Json
     return forced ? { error: edgeUnavailable() } : consulted;
   }
   if (req.tools && req.tools.length > 0) {
-    return forced ? { error: invalidRequest("Tool calling is off on edge models; this request cannot stay on the edge.", "tools", "tools_unsupported") } : consulted;
+    return forced
+      ? { error: invalidRequest("Tool calling is off on edge models; this request cannot stay on the edge.", "tools", "tools_unsupported") }
+      : consulted;
   }
   const agent = agents.pick(model, ctx.headers["x-gearbox-node"]);
   if (!agent) {
@@ -77,7 +79,21 @@ export function chooseEdge(ctx: EdgeChoiceContext, parsed: ParsedCall, raw: Json
     if (forced) return { error: edgeUnavailable() };
     return policy?.target === "edge" ? { policy: { ...policy, target: "cloud", reason: `edge_unavailable;${policy.reason}` } } : consulted;
   }
-  return { ...consulted, cascade: new EdgeCascade({ config, agent, edgeModel: model, upgrade: !forced, request: req, rawRequest: raw, requestId: ctx.requestId, routeReason: reason, trace: ctx.trace, health: ctx.health }) };
+  return {
+    ...consulted,
+    cascade: new EdgeCascade({
+      config,
+      agent,
+      edgeModel: model,
+      upgrade: !forced,
+      request: req,
+      rawRequest: raw,
+      requestId: ctx.requestId,
+      routeReason: reason,
+      trace: ctx.trace,
+      health: ctx.health,
+    }),
+  };
 }
 
 /** The policy's input when this call would consult it (auto mode, a cloud model, an edge to go to). */

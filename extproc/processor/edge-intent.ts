@@ -39,7 +39,13 @@ export async function withEdgeIntent(input: PolicyInput, ctx: EdgeIntentContext)
   const model = options.model ?? ctx.config.edge.default_model;
   const agent = model === undefined ? undefined : ctx.agents.pick(model, ctx.callerNode);
   if (model === undefined || agent === undefined) return { input, note: "no_agent", used: false };
-  const result = await classifyOnEdge(ctx.messages, { address: agent.address, model, timeoutMs: options.timeout_ms, requestId: ctx.requestId, ...(ctx.traceHeaders && { headers: ctx.traceHeaders }) });
+  const result = await classifyOnEdge(ctx.messages, {
+    address: agent.address,
+    model,
+    timeoutMs: options.timeout_ms,
+    requestId: ctx.requestId,
+    ...(ctx.traceHeaders && { headers: ctx.traceHeaders }),
+  });
   if (result.kind !== "label") return { input, note: result.kind === "failed" ? result.reason : "no_label", used: false };
   const label = `${result.intent}@${result.confidence.toFixed(3)}`;
   if (result.confidence < options.min_confidence) return { input, note: `low_confidence:${label}`, used: false };
@@ -57,7 +63,11 @@ export interface ConsultContext extends Omit<EdgeIntentContext, "messages" | "tr
  * traced as `gearbox.edge_intent`), then the policy with its plugins. A rule that matched on the
  * edge's label says so in its reason (`;edge_intent`). `edgeIntent` is the request log's note.
  */
-export async function decideConsulted(input: PolicyInput, parsed: ParsedCall, ctx: ConsultContext): Promise<{ decided: PolicyDecision; edgeIntent: string | undefined }> {
+export async function decideConsulted(
+  input: PolicyInput,
+  parsed: ParsedCall,
+  ctx: ConsultContext,
+): Promise<{ decided: PolicyDecision; edgeIntent: string | undefined }> {
   let refined = input;
   let edgeIntent: string | undefined;
   let labelled = false;

@@ -20,7 +20,14 @@ export interface FinalAnswer {
   cacheable: string | undefined;
 }
 
-export function finalAnswer(plan: CallPlan, status: number, headers: Headers, chunk: Buffer, decision: RouteDecision | undefined, requestId: string): FinalAnswer {
+export function finalAnswer(
+  plan: CallPlan,
+  status: number,
+  headers: Headers,
+  chunk: Buffer,
+  decision: RouteDecision | undefined,
+  requestId: string,
+): FinalAnswer {
   const translated = plan.response(status, headers, chunk);
   let body = translated.body;
   if (translated.error && !translated.error.clientShaped) body = toErrorResponse(translated.error.error, requestId).body;

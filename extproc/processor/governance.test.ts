@@ -40,7 +40,11 @@ async function setup(tenantYaml: string) {
 
 async function call(deps: ProcessorDeps, key: string | undefined, content = "Write a Python function that parses ISO dates."): Promise<Outcome> {
   const p = new RequestProcessor(deps);
-  p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...(key && { authorization: `Bearer ${key}` }) }, false, { address: "10.1.2.3" });
+  p.requestHeaders(
+    { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...(key && { authorization: `Bearer ${key}` }) },
+    false,
+    { address: "10.1.2.3" },
+  );
   const outcome = await p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], max_tokens: 1000 })));
   p.abort("test over");
   return outcome;

@@ -23,8 +23,6 @@ export interface Mutation {
   edgeEndpoint?: string;
 }
 
-export type Outcome =
-  | { kind: "continue"; mutation?: Mutation; streamResponseBody?: boolean }
-  | { kind: "respond"; response: ErrorResponse };
+export type Outcome = { kind: "continue"; mutation?: Mutation; streamResponseBody?: boolean } | { kind: "respond"; response: ErrorResponse };
 
 export const CONTINUE: Outcome = Object.freeze({ kind: "continue" });

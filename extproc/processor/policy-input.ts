@@ -11,7 +11,13 @@ import type { Headers } from "./outcome.ts";
 import { policyFor } from "./config-state.ts";
 import type { RuntimeState } from "./runtime-state.ts";
 
-export function policyInputFor(req: ChatRequest, clientRoute: "auto" | "edge" | "cloud", config: GatewayConfig, headers: Headers, runtime: RuntimeState): PolicyInput {
+export function policyInputFor(
+  req: ChatRequest,
+  clientRoute: "auto" | "edge" | "cloud",
+  config: GatewayConfig,
+  headers: Headers,
+  runtime: RuntimeState,
+): PolicyInput {
   const policy = policyFor(config);
   const intent = classifyIntent(req.messages, policy.allowClientIntent ? headers["x-gearbox-intent"] : undefined);
   return {

@@ -61,7 +61,10 @@ test("unknown paths pass through untouched in every phase", () => {
 });
 
 test("a caller cannot forge Envoy's routing headers, even on a pass-through path", () => {
-  const outcome = processor().requestHeaders({ ":method": "GET", ":path": "/v1/files", "x-gearbox-upstream": "openai", "x-gearbox-edge-endpoint": "10.0.0.1:80" }, true);
+  const outcome = processor().requestHeaders(
+    { ":method": "GET", ":path": "/v1/files", "x-gearbox-upstream": "openai", "x-gearbox-edge-endpoint": "10.0.0.1:80" },
+    true,
+  );
   assert.deepEqual(mutation(outcome), { removeHeaders: ["x-gearbox-upstream", "x-gearbox-edge-endpoint"], clearRouteCache: true });
 });
 
@@ -73,7 +76,8 @@ test("a listed model routes to its provider: path under the base path, key injec
   assert.equal(m?.setHeaders?.["x-gearbox-upstream"], "qwen");
   assert.equal(m?.setHeaders?.authorization, "Bearer sk-qwen");
   assert.equal(m?.clearRouteCache, true);
-  for (const h of ["x-gearbox-route", "x-gearbox-node", "x-gearbox-intent", "x-gearbox-conversation-id"]) assert.ok(m?.removeHeaders?.includes(h), `${h} stays inside`);
+  for (const h of ["x-gearbox-route", "x-gearbox-node", "x-gearbox-intent", "x-gearbox-conversation-id"])
+    assert.ok(m?.removeHeaders?.includes(h), `${h} stays inside`);
   assert.equal(m?.body, undefined, "same schema, same model: the client's bytes go upstream unchanged");
 });
 
@@ -124,9 +128,13 @@ test("streamed responses: mode switched to STREAMED, content-length dropped, for
   assert.ok(headers.kind === "continue" && headers.streamResponseBody);
   assert.deepEqual(mutation(headers)?.removeHeaders, ["content-length"]);
   assert.equal(mutation(headers)?.setHeaders?.["x-gearbox-route"], "cloud");
-  const first = mutation(sync(p.responseBody(Buffer.from('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\ndata: {"choi'), false)));
+  const first = mutation(
+    sync(p.responseBody(Buffer.from('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\ndata: {"choi'), false)),
+  );
   assert.equal(first?.body?.toString(), 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}\n\n');
-  const last = mutation(sync(p.responseBody(Buffer.from('ces":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}\n\ndata: [DONE]\n\n'), true)));
+  const last = mutation(
+    sync(p.responseBody(Buffer.from('ces":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}\n\ndata: [DONE]\n\n'), true)),
+  );
   assert.equal(last?.body?.toString(), "data: [DONE]\n\n");
 });
 
@@ -150,7 +158,10 @@ test("OpenAI-compatible stream quirks are mended: missing role, tool calls witho
   const chunk = { choices: [{ index: 0, delta: { tool_calls: [{ id: "call_a", function: { name: "f", arguments: "{" } }] } }] };
   const next = { choices: [{ index: 0, delta: { tool_calls: [{ function: { arguments: "}" } }] } }] };
   const out = mutation(sync(p.responseBody(Buffer.from(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(next)}\n\ndata: [DONE]\n\n`), true)));
-  const events = (out?.body?.toString() ?? "").split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)) as typeof chunk & { choices: { delta: { role?: string; tool_calls: { index?: number; type?: string }[] } }[] });
+  const events = (out?.body?.toString() ?? "")
+    .split("\n\n")
+    .filter((e) => e.startsWith("data: {"))
+    .map((e) => JSON.parse(e.slice(6)) as typeof chunk & { choices: { delta: { role?: string; tool_calls: { index?: number; type?: string }[] } }[] });
   assert.equal(events[0]?.choices[0]?.delta.role, "assistant");
   assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.index, 0);
   assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.type, "function");

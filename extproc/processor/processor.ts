@@ -226,7 +226,11 @@ export class RequestProcessor {
     const governance = this.deps.governance;
     if (!governance) return this.parseAndRoute(body);
     // Who is calling comes first: an unknown caller learns nothing about its request's validity.
-    const request = { headers: this.requestHeadersSeen, ...(this.client.address !== undefined && { sourceAddress: this.client.address }), ...(this.client.principal !== undefined && { sourcePrincipal: this.client.principal }) };
+    const request = {
+      headers: this.requestHeadersSeen,
+      ...(this.client.address !== undefined && { sourceAddress: this.client.address }),
+      ...(this.client.principal !== undefined && { sourcePrincipal: this.client.principal }),
+    };
     this.trace?.step("gearbox.auth");
     return authenticate(request, governance.auth).then((caller) => {
       if (!caller.ok) return this.reject(caller.errors[0] ?? new GatewayError(401, "authentication_error", "Authentication failed."));
@@ -269,7 +273,15 @@ export class RequestProcessor {
     const input = consults ? policyInputIfConsulted(this.edgeContext(), parsed) : undefined;
     if (!input) return this.routeAdmitted(parsed, json as JsonObject);
     // The edge intent layer and policy plugins may await: the decision (and this phase's answer) waits for them.
-    const context = { config: this.config, policy: policyFor(this.config), plugins: this.plugins, agents: this.edgeAgents(), callerNode: this.requestHeadersSeen["x-gearbox-node"], requestId: this.requestId, trace: this.trace };
+    const context = {
+      config: this.config,
+      policy: policyFor(this.config),
+      plugins: this.plugins,
+      agents: this.edgeAgents(),
+      callerNode: this.requestHeadersSeen["x-gearbox-node"],
+      requestId: this.requestId,
+      trace: this.trace,
+    };
     return decideConsulted(input, parsed, context).then(({ decided, edgeIntent }) => {
       this.edgeIntent = edgeIntent;
       return this.routeAdmitted(parsed, json as JsonObject, decided);
@@ -341,7 +353,11 @@ export class RequestProcessor {
     if (!trace) return outcome;
     const operation = operationOf(this.spec?.name);
     const describe = (): UpstreamCall | undefined =>
-      this.cascade ? { target: "edge", model: this.cascade.edgeModel } : this.decision ? { target: "cloud", model: this.decision.upstreamModel, provider: this.decision.provider } : undefined;
+      this.cascade
+        ? { target: "edge", model: this.cascade.edgeModel }
+        : this.decision
+          ? { target: "cloud", model: this.decision.upstreamModel, provider: this.decision.provider }
+          : undefined;
     return outcome instanceof Promise ? outcome.then((o) => traceUpstream(trace, o, operation, describe)) : traceUpstream(trace, outcome, operation, describe);
   }
 
@@ -371,10 +387,22 @@ export class RequestProcessor {
   /** A cloud call's failover (`resilience/request-failover.ts`); a primary whose breaker is open is skipped for a healthy member. */
   private failoverRoute(parsed: ParsedCall, cloud: CloudRoute): CloudRoute {
     if ("error" in cloud) return cloud;
-    this.failover = new RequestFailover({ config: this.config, health: this.providerHealth, parsed, primary: cloud.decision, requestHeaders: this.requestHeadersSeen });
+    this.failover = new RequestFailover({
+      config: this.config,
+      health: this.providerHealth,
+      parsed,
+      primary: cloud.decision,
+      requestHeaders: this.requestHeadersSeen,
+    });
     const member = this.failover.steer();
     if (!member) return cloud;
-    const steered = cloudRouteTo({ target: "cloud", provider: member.provider, upstreamModel: member.upstreamModel, reason: `fallback;${cloud.decision.reason}` }, parsed, this.query, this.requestId, CONTROL_HEADERS);
+    const steered = cloudRouteTo(
+      { target: "cloud", provider: member.provider, upstreamModel: member.upstreamModel, reason: `fallback;${cloud.decision.reason}` },
+      parsed,
+      this.query,
+      this.requestId,
+      CONTROL_HEADERS,
+    );
     return "error" in steered ? cloud : steered;
   }
 
@@ -468,7 +496,8 @@ export class RequestProcessor {
     const fallback = this.failover?.headers()["x-gearbox-fallback"];
     if (fallback !== undefined) answer.mutation = { ...answer.mutation, setHeaders: { ...answer.mutation?.setHeaders, "x-gearbox-fallback": fallback } };
     this.usage = answer.usage;
-    if (answer.cacheable !== undefined) this.runaway?.answered(answer.mutation?.setHeaders?.["content-type"] ?? this.responseHeadersSeen["content-type"], answer.mutation?.body ?? chunk);
+    if (answer.cacheable !== undefined)
+      this.runaway?.answered(answer.mutation?.setHeaders?.["content-type"] ?? this.responseHeadersSeen["content-type"], answer.mutation?.body ?? chunk);
     this.finish(answer.error);
     if (answer.cacheable !== undefined) this.cache.store(answer.cacheable);
     return answer.mutation ? { kind: "continue", mutation: answer.mutation } : CONTINUE;
@@ -483,7 +512,13 @@ export class RequestProcessor {
     const plan = this.plan;
     const failed = { status: this.status, headers: this.responseHeadersSeen, body: chunk };
     const node = this.requestHeadersSeen["x-gearbox-node"];
-    const context = { requestId: this.requestId, trace: this.trace, clientBody: this.body ?? Buffer.alloc(0), signal: this.gone.signal, edgeAgent: (model: string) => this.edgeAgents().pick(model, node)?.address };
+    const context = {
+      requestId: this.requestId,
+      trace: this.trace,
+      clientBody: this.body ?? Buffer.alloc(0),
+      signal: this.gone.signal,
+      edgeAgent: (model: string) => this.edgeAgents().pick(model, node)?.address,
+    };
     const answer = await failover.run(failed, context).catch((err: unknown) => {
       // The client left during the chain: nothing to answer, the request is recorded (499).
       if (this.gone.signal.aborted) return undefined;
@@ -495,7 +530,12 @@ export class RequestProcessor {
     this.status = answer.status;
     this.usage = answer.usage;
     if (answer.body.length > 0) this.firstByteAt ??= performance.now();
-    const mutation = fallbackMutation(answer, this.responseHeadersSeen, { ...failover.headers(), "x-gearbox-request-id": this.requestId, ...this.trace?.responseHeaders(), ...this.ticket?.headers });
+    const mutation = fallbackMutation(answer, this.responseHeadersSeen, {
+      ...failover.headers(),
+      "x-gearbox-request-id": this.requestId,
+      ...this.trace?.responseHeaders(),
+      ...this.ticket?.headers,
+    });
     this.finish();
     return { kind: "continue", mutation };
   }
@@ -528,7 +568,16 @@ export class RequestProcessor {
   }
 
   private edgeContext(): EdgeChoiceContext {
-    return { config: this.config, agents: this.edgeAgents(), headers: this.requestHeadersSeen, endpoint: this.spec?.name, runtime: this.runtime, requestId: this.requestId, trace: this.trace, health: this.providerHealth };
+    return {
+      config: this.config,
+      agents: this.edgeAgents(),
+      headers: this.requestHeadersSeen,
+      endpoint: this.spec?.name,
+      runtime: this.runtime,
+      requestId: this.requestId,
+      trace: this.trace,
+      health: this.providerHealth,
+    };
   }
 
   private reject(error: GatewayError): Outcome {

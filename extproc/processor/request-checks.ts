@@ -20,7 +20,9 @@ export function checkHead(spec: EndpointSpec, headers: Headers, endOfStream: boo
   }
   const contentType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (contentType !== "application/json") {
-    return new GatewayError(415, "invalid_request_error", `Content-Type must be application/json, got '${headers["content-type"] ?? "(none)"}'.`, { code: "unsupported_media_type" });
+    return new GatewayError(415, "invalid_request_error", `Content-Type must be application/json, got '${headers["content-type"] ?? "(none)"}'.`, {
+      code: "unsupported_media_type",
+    });
   }
   const declared = Number(headers["content-length"]);
   if (declared > maxBytes) return tooLarge(declared, maxBytes);

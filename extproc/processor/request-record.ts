@@ -114,7 +114,20 @@ const ms = (t: number): number => Math.round(t * 100) / 100;
 export function requestRecord(s: RecordInput): RequestRecord {
   const hit = s.cache.result === "hit";
   const event = s.cascade?.event;
-  const route: RecordRoute | undefined = hit || s.runaway === "replayed" ? "cache" : s.cascade ? (event ? (event.upgraded ? "cloud" : "edge") : undefined) : s.decision ? (s.decision.provider.name === EDGE_PROVIDER ? "edge" : "cloud") : undefined;
+  const route: RecordRoute | undefined =
+    hit || s.runaway === "replayed"
+      ? "cache"
+      : s.cascade
+        ? event
+          ? event.upgraded
+            ? "cloud"
+            : "edge"
+          : undefined
+        : s.decision
+          ? s.decision.provider.name === EDGE_PROVIDER
+            ? "edge"
+            : "cloud"
+          : undefined;
   const reason = s.cascade ? s.cascade.routeReason : s.decision?.reason;
   const status = s.error?.status ?? s.status;
   const served = route !== undefined && s.error === undefined && status > 0 && status < 400;
@@ -226,7 +239,11 @@ function avoidedCost(s: RecordInput, route: "edge" | "cache"): number | null | u
     route === "edge"
       ? event?.edge_input_tokens === undefined
         ? undefined
-        : { inputTokens: event.edge_input_tokens, outputTokens: event.edge_output_tokens ?? 0, totalTokens: event.edge_input_tokens + (event.edge_output_tokens ?? 0) }
+        : {
+            inputTokens: event.edge_input_tokens,
+            outputTokens: event.edge_output_tokens ?? 0,
+            totalTokens: event.edge_input_tokens + (event.edge_output_tokens ?? 0),
+          }
       : completionUsage(s.cache.hitCompletion);
   if (model === undefined || usage === undefined) return undefined;
   const resolved = resolveProvider(model, s.config.providers);

@@ -79,7 +79,11 @@ test("allow_client_route: false → a client's x-gearbox-route is ignored", () =
   assert.ok(config.ok);
   const p = new RequestProcessor({ config: config.value, logger: silentLogger() });
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", "x-gearbox-route": "cloud" }, false);
-  const outcome = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "Summarize in one line: the meeting moved to Friday." }] }))));
+  const outcome = sync(
+    p.requestBody(
+      Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "Summarize in one line: the meeting moved to Friday." }] })),
+    ),
+  );
   assert.ok(outcome.kind === "continue");
   assert.equal(outcome.mutation?.setHeaders?.["x-gearbox-upstream"], "edge", "the policy decided, not the client");
 });
@@ -99,16 +103,36 @@ test("a policy plugin decides (asynchronously); a failing one leaves the built-i
     return outcome.mutation?.setHeaders?.["x-gearbox-upstream"];
   };
   const code = "Write a Python function that parses ISO dates.";
-  assert.equal(await run(createPlugin("pin-edge", () => ({ target: "edge", reason: "tenant_on_prem" })), code), "edge");
-  assert.equal(await run(createPlugin("broken", () => { throw new Error("boom"); }), code), "openai");
-  assert.equal(await run(createPlugin("slow", () => new Promise((r) => setTimeout(() => r({ target: "edge", reason: "late" }), 50)), 5), code), "openai");
+  assert.equal(
+    await run(
+      createPlugin("pin-edge", () => ({ target: "edge", reason: "tenant_on_prem" })),
+      code,
+    ),
+    "edge",
+  );
+  assert.equal(
+    await run(
+      createPlugin("broken", () => {
+        throw new Error("boom");
+      }),
+      code,
+    ),
+    "openai",
+  );
+  assert.equal(
+    await run(
+      createPlugin("slow", () => new Promise((r) => setTimeout(() => r({ target: "edge", reason: "late" }), 50)), 5),
+      code,
+    ),
+    "openai",
+  );
 });
 
 describe("the dynamic layer's budget input: the cloud spend this replica recorded", () => {
-  const BUDGET = CONFIG.replace("route:\n", "route:\n  dynamic:\n    monthly_cloud_budget_usd: 0.01\n    budget_steps: [{ spent_above: 0.6, threshold: 0.95 }]\n").replace(
-    "api_key_env: K }",
-    "api_key_env: K, pricing: { gpt-4o: { input: 2.5, output: 10 } } }",
-  );
+  const BUDGET = CONFIG.replace(
+    "route:\n",
+    "route:\n  dynamic:\n    monthly_cloud_budget_usd: 0.01\n    budget_steps: [{ spent_above: 0.6, threshold: 0.95 }]\n",
+  ).replace("api_key_env: K }", "api_key_env: K, pricing: { gpt-4o: { input: 2.5, output: 10 } } }");
   const load = () => {
     const raw = parseConfigText(BUDGET, "brief.yaml");
     assert.ok(raw.ok, !raw.ok ? raw.errors.join() : "");
@@ -127,7 +151,14 @@ describe("the dynamic layer's budget input: the cloud spend this replica recorde
     const headers = out.mutation?.setHeaders ?? {};
     if (usage && headers["x-gearbox-upstream"] === "openai") {
       p.responseHeaders({ ":status": "200", "content-type": "application/json" }, false);
-      const completion = { id: "c", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } };
+      const completion = {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "gpt-4o",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      };
       sync(p.responseBody(Buffer.from(JSON.stringify(completion)), true));
     }
     return headers;
@@ -160,7 +191,20 @@ describe("the dynamic layer's budget input: the cloud spend this replica recorde
     assert.equal(out.mutation?.setHeaders?.["x-gearbox-upstream"], "edge");
     // A confident edge answer: the client sees why the request stayed on the edge.
     p.responseHeaders({ ":status": "200", "content-type": "application/json", "x-gearbox-confidence": "0.9" }, false);
-    const answer = sync(p.responseBody(Buffer.from(JSON.stringify({ id: "e", object: "chat.completion", created: 1, model: "qwen-small", choices: [{ index: 0, message: { role: "assistant", content: "…" }, finish_reason: "stop" }] })), true));
+    const answer = sync(
+      p.responseBody(
+        Buffer.from(
+          JSON.stringify({
+            id: "e",
+            object: "chat.completion",
+            created: 1,
+            model: "qwen-small",
+            choices: [{ index: 0, message: { role: "assistant", content: "…" }, finish_reason: "stop" }],
+          }),
+        ),
+        true,
+      ),
+    );
     assert.ok(answer.kind === "continue");
     assert.match(answer.mutation?.setHeaders?.["x-gearbox-reason"] ?? "", /dynamic:budget_spent>0\.6;complexity=0\.\d+<0\.95/);
   });

@@ -14,12 +14,23 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor, type ProcessorDeps } from "./processor.ts";
 
-const COMPLETION = JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "Welcome!" }, finish_reason: "stop" }] });
-const SSE = 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\ndata: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
-const SSE_ERROR = 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\n';
+const COMPLETION = JSON.stringify({
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-4o",
+  choices: [{ index: 0, message: { role: "assistant", content: "Welcome!" }, finish_reason: "stop" }],
+});
+const SSE =
+  'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\ndata: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
+const SSE_ERROR =
+  'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\n';
 
 function setup(runaway: string): { deps: ProcessorDeps; governor: Governor } {
-  const raw = parseConfigText(`providers:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1', api_key_env: K }\nrunaway: ${runaway}\n`, "t.yaml");
+  const raw = parseConfigText(
+    `providers:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1', api_key_env: K }\nrunaway: ${runaway}\n`,
+    "t.yaml",
+  );
   assert.ok(raw.ok, raw.ok ? "" : raw.errors.join());
   const resolved = resolveConfig(raw.value, { K: "sk" }, "t.yaml");
   assert.ok(resolved.ok);
@@ -35,10 +46,17 @@ interface Upstream {
 }
 
 /** One request from `address`; when it goes upstream, `upstream` answers. What the client got. */
-async function call(deps: ProcessorDeps, address: string, upstream: Upstream, stream = false): Promise<{ status: number; route: string | undefined; reason: string | undefined; body: string; sent: boolean }> {
+async function call(
+  deps: ProcessorDeps,
+  address: string,
+  upstream: Upstream,
+  stream = false,
+): Promise<{ status: number; route: string | undefined; reason: string | undefined; body: string; sent: boolean }> {
   const p = new RequestProcessor(deps, { transport: "front_door" });
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false, { address });
-  const decided: Outcome = await p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "Write a short welcome message." }], ...(stream && { stream: true }) })));
+  const decided: Outcome = await p.requestBody(
+    Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "Write a short welcome message." }], ...(stream && { stream: true }) })),
+  );
   if (decided.kind === "respond") {
     const r = decided.response;
     return { status: r.status, route: r.headers["x-gearbox-route"], reason: r.headers["x-gearbox-reason"], body: r.body.toString(), sent: false };
@@ -56,10 +74,16 @@ const OK: Upstream = { status: 200, contentType: "application/json", body: COMPL
 test("by caller: past max_identical, the caller gets its last answer; another caller is counted on its own", async () => {
   const { deps, governor } = setup("{ max_identical: 2 }");
   const first = [await call(deps, "10.0.0.1", OK), await call(deps, "10.0.0.1", OK), await call(deps, "10.0.0.1", OK)];
-  assert.deepEqual(first.map((r) => r.sent), [true, true, false]);
+  assert.deepEqual(
+    first.map((r) => r.sent),
+    [true, true, false],
+  );
   assert.deepEqual([first[2]?.status, first[2]?.route, first[2]?.reason, first[2]?.body], [200, "cache", "runaway_repeat", COMPLETION]);
   const other = [await call(deps, "10.0.0.2", OK), await call(deps, "10.0.0.2", OK)];
-  assert.deepEqual(other.map((r) => r.sent), [true, true]);
+  assert.deepEqual(
+    other.map((r) => r.sent),
+    [true, true],
+  );
   governor.close();
 });
 

@@ -69,5 +69,8 @@ export function redactKey(text: string, provider: Provider): string {
   const key = provider.apiKey;
   if (!key || key.length < 8) return text;
   const tail = key.slice(-4).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return text.split(key).join("[REDACTED]").replace(new RegExp(`[\\w-]*\\*{3,}[\\w-]*${tail}`, "g"), "[REDACTED]");
+  return text
+    .split(key)
+    .join("[REDACTED]")
+    .replace(new RegExp(`[\\w-]*\\*{3,}[\\w-]*${tail}`, "g"), "[REDACTED]");
 }

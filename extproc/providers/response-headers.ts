@@ -44,7 +44,18 @@ const FORWARDED = new Set([
 ]);
 
 /** Left to the transport: hop-by-hop headers (RFC 9110 §7.6.1) and Envoy's own. */
-const TRANSPORT_OWNED = new Set(["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection", "proxy-authenticate", "proxy-authorization", "host"]);
+const TRANSPORT_OWNED = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "host",
+]);
 
 function transportOwned(name: string): boolean {
   return name.startsWith(":") || name.startsWith("x-envoy") || TRANSPORT_OWNED.has(name);

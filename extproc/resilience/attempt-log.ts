@@ -48,7 +48,10 @@ export class AttemptLog {
 }
 
 /** Failed attempts followed by another to the same provider (retries) or to another (fallbacks). */
-export function transitions(attempts: readonly UpstreamAttempt[]): { retries: { provider: string; cause: string }[]; fallbacks: { from: string; to: string; cause: string }[] } {
+export function transitions(attempts: readonly UpstreamAttempt[]): {
+  retries: { provider: string; cause: string }[];
+  fallbacks: { from: string; to: string; cause: string }[];
+} {
   const retries: { provider: string; cause: string }[] = [];
   const fallbacks: { from: string; to: string; cause: string }[] = [];
   attempts.forEach((a, i) => {

@@ -6,7 +6,13 @@ import type { Provider } from "../providers/provider.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
 
-export function traceRetry(trace: RequestTrace | undefined, cause: string, attempt: number, operation: string, call: { provider: Provider; upstreamModel: string }): void {
+export function traceRetry(
+  trace: RequestTrace | undefined,
+  cause: string,
+  attempt: number,
+  operation: string,
+  call: { provider: Provider; upstreamModel: string },
+): void {
   const failed = trace?.upstream;
   if (!trace || !failed) return;
   failed.end({ message: `attempt ${attempt} failed: ${cause}` }, { [GEARBOX.attempt]: attempt });

@@ -3,12 +3,24 @@ import { test } from "node:test";
 import { CircuitBreaker, type BreakerState } from "./breaker.ts";
 import type { BreakerConfig } from "./config-schema.ts";
 
-const SETTINGS: BreakerConfig = { enable: true, failure_threshold: 3, failure_ratio: 0.5, min_calls: 10, window_ms: 10_000, open_ms: 1000, half_open_probes: 1 };
+const SETTINGS: BreakerConfig = {
+  enable: true,
+  failure_threshold: 3,
+  failure_ratio: 0.5,
+  min_calls: 10,
+  window_ms: 10_000,
+  open_ms: 1000,
+  half_open_probes: 1,
+};
 
 function setup(settings: Partial<BreakerConfig> = {}) {
   let t = 0;
   const moves: string[] = [];
-  const breaker = new CircuitBreaker({ ...SETTINGS, ...settings }, () => t, ({ from, to }) => moves.push(`${from}>${to}`));
+  const breaker = new CircuitBreaker(
+    { ...SETTINGS, ...settings },
+    () => t,
+    ({ from, to }) => moves.push(`${from}>${to}`),
+  );
   return { breaker, moves, advance: (ms: number) => void (t += ms) };
 }
 

@@ -90,8 +90,26 @@ async function attempt(provider: Provider, upstreamModel: string, plan: CallPlan
     gated: true,
     ...(ctx.signal && { signal: ctx.signal }),
     attempt: async (n) => {
-      const span = ctx.trace?.call(`chat ${upstreamModel}`, { [GEN_AI.operationName]: "chat", [GEN_AI.requestModel]: upstreamModel, [GEN_AI.providerName]: genAiProviderName(provider.kind, provider.name), [HTTP.serverAddress]: provider.baseUrl.hostname, [GEARBOX.upstream]: provider.name === EDGE_PROVIDER ? "edge" : "cloud", [GEARBOX.fallbackCause]: cause(), [GEARBOX.attempt]: n }, ctx.trace.current);
-      const headers: Headers = { ...plan.upstream.headers, ...authHeaders(provider), "accept-encoding": "identity", "x-gearbox-request-id": ctx.requestId, ...span?.headers() };
+      const span = ctx.trace?.call(
+        `chat ${upstreamModel}`,
+        {
+          [GEN_AI.operationName]: "chat",
+          [GEN_AI.requestModel]: upstreamModel,
+          [GEN_AI.providerName]: genAiProviderName(provider.kind, provider.name),
+          [HTTP.serverAddress]: provider.baseUrl.hostname,
+          [GEARBOX.upstream]: provider.name === EDGE_PROVIDER ? "edge" : "cloud",
+          [GEARBOX.fallbackCause]: cause(),
+          [GEARBOX.attempt]: n,
+        },
+        ctx.trace.current,
+      );
+      const headers: Headers = {
+        ...plan.upstream.headers,
+        ...authHeaders(provider),
+        "accept-encoding": "identity",
+        "x-gearbox-request-id": ctx.requestId,
+        ...span?.headers(),
+      };
       try {
         const raw = await callProvider(provider, url, headers, body, ctx.signal);
         span?.end(raw.status >= 400 ? { message: `${provider.name} answered ${raw.status}`, status: raw.status } : undefined, { [HTTP.status]: raw.status });
@@ -122,7 +140,12 @@ function translate(plan: CallPlan, raw: RawAnswer, stream: boolean): Omit<Fallba
     const translator = plan.stream(raw.status, raw.headers);
     const pushed = translator.push(raw.body);
     const ended = translator.end();
-    return { status: 200, contentType: "text/event-stream", body: Buffer.concat([pushed.body ?? raw.body, ended.body ?? Buffer.alloc(0)]), usage: ended.usage ?? pushed.usage };
+    return {
+      status: 200,
+      contentType: "text/event-stream",
+      body: Buffer.concat([pushed.body ?? raw.body, ended.body ?? Buffer.alloc(0)]),
+      usage: ended.usage ?? pushed.usage,
+    };
   }
   const translated = plan.response(raw.status, raw.headers, raw.body);
   if (translated.error || (translated.status ?? 200) >= 400) return undefined;
@@ -133,5 +156,18 @@ function translate(plan: CallPlan, raw: RawAnswer, stream: boolean): Omit<Fallba
 function edgeProvider(address: string | undefined, timeoutMs: number): Provider | undefined {
   if (address === undefined) return undefined;
   const baseUrl = new URL(`http://${address}/v1`);
-  return { name: EDGE_PROVIDER, kind: "openai", baseUrl, basePath: "/v1", auth: "none", keySource: "none", models: new Set(), aliases: new Map(), pricing: new Map(), params: {}, isDefault: false, timeoutMs };
+  return {
+    name: EDGE_PROVIDER,
+    kind: "openai",
+    baseUrl,
+    basePath: "/v1",
+    auth: "none",
+    keySource: "none",
+    models: new Set(),
+    aliases: new Map(),
+    pricing: new Map(),
+    params: {},
+    isDefault: false,
+    timeoutMs,
+  };
 }

@@ -16,16 +16,21 @@ type Resolved = { ok: true; member: FallbackMember } | { ok: false; error: strin
 
 /** One chain member → where it goes; the error says why not (without the field: the caller adds it). */
 export function resolveMember(member: string, providers: readonly Provider[], edgeModel: string | undefined): Resolved {
-  if (member === "edge") return edgeModel === undefined ? { ok: false, error: "'edge' needs edge.default_model (the model edge agents answer with)" } : { ok: true, member: { kind: "edge", model: edgeModel } };
+  if (member === "edge")
+    return edgeModel === undefined
+      ? { ok: false, error: "'edge' needs edge.default_model (the model edge agents answer with)" }
+      : { ok: true, member: { kind: "edge", model: edgeModel } };
   const listed = providers.some((p) => p.models.has(member) || p.aliases.has(member));
   const slash = member.indexOf("/");
   const prefixed = slash > 0 && providers.some((p) => p.name === member.slice(0, slash));
-  if (!listed && slash > 0 && !prefixed) return { ok: false, error: `unknown provider '${member.slice(0, slash)}' (have ${providers.map((p) => p.name).join(", ")})` };
+  if (!listed && slash > 0 && !prefixed)
+    return { ok: false, error: `unknown provider '${member.slice(0, slash)}' (have ${providers.map((p) => p.name).join(", ")})` };
   const resolved = resolveProvider(member, providers);
   if (!resolved.ok) return { ok: false, error: `unknown model '${member}'` };
   const { provider, upstreamModel } = resolved.value;
   // A model only the default provider would get must at least be one it is known to serve (priced).
-  if (!listed && !prefixed && !priceOf(provider, upstreamModel)) return { ok: false, error: `unknown model '${member}': no provider lists it (add it to a provider's models, or write '<provider>/${member}')` };
+  if (!listed && !prefixed && !priceOf(provider, upstreamModel))
+    return { ok: false, error: `unknown model '${member}': no provider lists it (add it to a provider's models, or write '<provider>/${member}')` };
   return { ok: true, member: { kind: "cloud", model: member, provider, upstreamModel } };
 }
 
@@ -40,7 +45,11 @@ function identityOfModel(model: string, providers: readonly Provider[]): string 
 }
 
 /** Start-up check of every chain: unknown providers and models, `edge` not last, duplicates, cycles. Each error names its field. */
-export function checkFallbacks(fallbacks: Readonly<Record<string, readonly string[]>>, providers: readonly Provider[], edgeModel: string | undefined): string[] {
+export function checkFallbacks(
+  fallbacks: Readonly<Record<string, readonly string[]>>,
+  providers: readonly Provider[],
+  edgeModel: string | undefined,
+): string[] {
   const errors: string[] = [];
   /** identity of a keyed model → identities of its members. */
   const edges = new Map<string, string[]>();
@@ -67,7 +76,10 @@ export function checkFallbacks(fallbacks: Readonly<Record<string, readonly strin
     const from = identityOfModel(key, providers);
     for (const { index, id } of members) {
       const path = pathTo(id, from, edges);
-      if (path) errors.push(`resilience.fallbacks.${key}[${index}]: fallback cycle ${[from, ...path].join(" → ")} (chains are not followed further: list the whole chain under '${key}')`);
+      if (path)
+        errors.push(
+          `resilience.fallbacks.${key}[${index}]: fallback cycle ${[from, ...path].join(" → ")} (chains are not followed further: list the whole chain under '${key}')`,
+        );
     }
   }
   return errors;
@@ -96,7 +108,11 @@ function pathTo(start: string, goal: string, edges: ReadonlyMap<string, readonly
  * The chain for a request for `model` that went (or would go) to `primary`: its own chain, else
  * `*`'s, without members that are the primary itself. Config checked at start: members resolve.
  */
-export function chainFor(config: Pick<GatewayConfig, "resilience" | "providers" | "edge">, model: string, primary: { provider: Provider; upstreamModel: string }): FallbackMember[] {
+export function chainFor(
+  config: Pick<GatewayConfig, "resilience" | "providers" | "edge">,
+  model: string,
+  primary: { provider: Provider; upstreamModel: string },
+): FallbackMember[] {
   const chain = config.resilience.fallbacks[model] ?? config.resilience.fallbacks["*"];
   if (!chain) return [];
   const self = `${primary.provider.name}/${primary.upstreamModel}`;

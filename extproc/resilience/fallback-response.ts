@@ -19,7 +19,9 @@ export function fallbackMutation(answer: FallbackAnswer, failedHeaders: Headers,
     "x-gearbox-reason": answer.decision.reason,
   };
   // Envoy refuses to mutate its own `x-envoy-*` headers.
-  const removeHeaders = Object.keys(failedHeaders).filter((h) => !h.startsWith(":") && !KEEP.has(h) && !h.startsWith("x-gearbox-") && !h.startsWith("x-envoy-") && setHeaders[h] === undefined);
+  const removeHeaders = Object.keys(failedHeaders).filter(
+    (h) => !h.startsWith(":") && !KEEP.has(h) && !h.startsWith("x-gearbox-") && !h.startsWith("x-envoy-") && setHeaders[h] === undefined,
+  );
   return { body: answer.body, setHeaders, removeHeaders };
 }
 

@@ -29,7 +29,21 @@ after(async () => {
 
 function provider(timeouts: Partial<NonNullable<Provider["timeouts"]>>, url = base): Provider {
   const t = { connectMs: 1000, firstByteMs: 5000, idleMs: 5000, totalMs: 10_000, ...timeouts };
-  return { name: "p", kind: "openai", baseUrl: url, basePath: "/v1", auth: "none", keySource: "none", models: new Set(), aliases: new Map(), pricing: new Map(), params: {}, isDefault: false, timeoutMs: t.totalMs, timeouts: t };
+  return {
+    name: "p",
+    kind: "openai",
+    baseUrl: url,
+    basePath: "/v1",
+    auth: "none",
+    keySource: "none",
+    models: new Set(),
+    aliases: new Map(),
+    pricing: new Map(),
+    params: {},
+    isDefault: false,
+    timeoutMs: t.totalMs,
+    timeouts: t,
+  };
 }
 
 async function timedOut(p: Provider): Promise<string> {
@@ -81,5 +95,8 @@ test("a connection refused is the connection's error, not a timeout", async () =
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-  await assert.rejects(callProvider(provider({}, new URL(`http://127.0.0.1:${port}/v1`)), new URL(`http://127.0.0.1:${port}/v1/x`), {}, Buffer.alloc(0)), (err: unknown) => !(err instanceof GatewayError) && /ECONNREFUSED/.test(String(err)));
+  await assert.rejects(
+    callProvider(provider({}, new URL(`http://127.0.0.1:${port}/v1`)), new URL(`http://127.0.0.1:${port}/v1/x`), {}, Buffer.alloc(0)),
+    (err: unknown) => !(err instanceof GatewayError) && /ECONNREFUSED/.test(String(err)),
+  );
 });

@@ -23,7 +23,11 @@ export async function callProvider(provider: Provider, url: URL, headers: Header
   const onAbort = () => total.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const res = await sendUpstream(url, headers, body, total.signal, { connectMs: t.connectMs, firstByteMs: t.firstByteMs, timeout: (kind) => upstreamTimeout(provider.name, kind, kind === "connect" ? t.connectMs : t.firstByteMs) });
+    const res = await sendUpstream(url, headers, body, total.signal, {
+      connectMs: t.connectMs,
+      firstByteMs: t.firstByteMs,
+      timeout: (kind) => upstreamTimeout(provider.name, kind, kind === "connect" ? t.connectMs : t.firstByteMs),
+    });
     const chunks: Buffer[] = [];
     for await (const chunk of idleGuarded(res, t.idleMs, () => upstreamTimeout(provider.name, "idle", t.idleMs))) chunks.push(chunk);
     const plain: Headers = {};

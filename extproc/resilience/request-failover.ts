@@ -86,7 +86,10 @@ export class RequestFailover {
   }
 
   /** Calls the rest of the chain; undefined when no member answered (the first failure goes to the client). */
-  async run(failed: { status: number; headers: Headers; body: Buffer }, ctx: { requestId: string; trace: RequestTrace | undefined; clientBody: Buffer; signal?: AbortSignal; edgeAgent(model: string): string | undefined }): Promise<FallbackAnswer | undefined> {
+  async run(
+    failed: { status: number; headers: Headers; body: Buffer },
+    ctx: { requestId: string; trace: RequestTrace | undefined; clientBody: Buffer; signal?: AbortSignal; edgeAgent(model: string): string | undefined },
+  ): Promise<FallbackAnswer | undefined> {
     const cause = answerFailure(failed.status, failed.headers, failed.body) ?? this.pending ?? String(failed.status);
     this.log.failed(this.current, cause);
     // The failed call's span ends with its failure (the request's own status will be the fallback's).
@@ -95,7 +98,19 @@ export class RequestFailover {
     const members = this.rest;
     this.rest = [];
     const { config, health, parsed, primary } = this.setup;
-    return fallBack(members, { parsed, clientBody: ctx.clientBody, health, retry: config.resilience.retry, log: this.log, routeReason: primary.reason, requestId: ctx.requestId, trace: ctx.trace, ...(ctx.signal && { signal: ctx.signal }), edgeAgent: (model) => ctx.edgeAgent(model), edgeTimeoutMs: config.edge.timeout_ms });
+    return fallBack(members, {
+      parsed,
+      clientBody: ctx.clientBody,
+      health,
+      retry: config.resilience.retry,
+      log: this.log,
+      routeReason: primary.reason,
+      requestId: ctx.requestId,
+      trace: ctx.trace,
+      ...(ctx.signal && { signal: ctx.signal }),
+      edgeAgent: (model) => ctx.edgeAgent(model),
+      edgeTimeoutMs: config.edge.timeout_ms,
+    });
   }
 
   /** Response headers saying what happened (`x-gearbox-fallback`), when anything failed. */

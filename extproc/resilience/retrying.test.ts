@@ -27,7 +27,14 @@ test("429, 5xx and connection failures are retried up to max_attempts; the last 
   const health = new ProviderHealth(settings({ max_attempts: 3 }));
   const p = provider([429, "reset"]);
   const causes: string[] = [];
-  const result = await withRetries({ provider: "p", health, retry: settings({ max_attempts: 3 }).retry, attempt: p.attempt, gated: false, onRetry: (c) => causes.push(c) });
+  const result = await withRetries({
+    provider: "p",
+    health,
+    retry: settings({ max_attempts: 3 }).retry,
+    attempt: p.attempt,
+    gated: false,
+    onRetry: (c) => causes.push(c),
+  });
   assert.equal(result.kind, "answer");
   assert.equal(result.kind === "answer" && result.value, "answer 3");
   assert.equal(p.calls, 3);

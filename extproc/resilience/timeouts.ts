@@ -16,7 +16,14 @@ export interface ProviderTimeouts {
 
 /** The provider's timeouts; a provider built without them (tests) has only its total. */
 export function timeoutsOf(provider: Pick<Provider, "timeoutMs" | "timeouts">): ProviderTimeouts {
-  return provider.timeouts ?? { connectMs: Math.min(5_000, provider.timeoutMs), firstByteMs: provider.timeoutMs, idleMs: provider.timeoutMs, totalMs: provider.timeoutMs };
+  return (
+    provider.timeouts ?? {
+      connectMs: Math.min(5_000, provider.timeoutMs),
+      firstByteMs: provider.timeoutMs,
+      idleMs: provider.timeoutMs,
+      totalMs: provider.timeoutMs,
+    }
+  );
 }
 
 /** Which timeout fired. */

@@ -26,7 +26,11 @@ const CASES: { name: string; text: string; levels: ComplexityLevel[] }[] = [
     text: "Tom has 3 times as many apples as Jerry. If Jerry gives Tom 5 apples, Tom will have 4 times as many as Jerry. How many apples does each have at the beginning?",
     levels: ["high"],
   },
-  { name: "multi-step word problem (zh)", text: "小明有 12 个苹果，给了小红 3 个，又买了 5 个，然后把剩下的平均分给 4 个朋友，每人分到多少个？", levels: ["high"] },
+  {
+    name: "multi-step word problem (zh)",
+    text: "小明有 12 个苹果，给了小红 3 个，又买了 5 个，然后把剩下的平均分给 4 个朋友，每人分到多少个？",
+    levels: ["high"],
+  },
   { name: "derivative (zh)", text: "求 f(x) = x^3 + 2x 的导数", levels: ["high"] },
   { name: "proof", text: "Prove that the square root of 2 is irrational.", levels: ["medium", "high"] },
   { name: "trivial arithmetic", text: "what is 2+2?", levels: ["low"] },
@@ -40,7 +44,11 @@ const CASES: { name: string; text: string; levels: ComplexityLevel[] }[] = [
     text: "```python\ndef f(xs):\n    for i in range(len(xs)):\n        for j in range(len(xs)):\n            if xs[i] == xs[j]: return True\n    return False\n```\nThere's a bug: it always returns True. Fix it and refactor.",
     levels: ["high"],
   },
-  { name: "constraint list", text: "Write a product description for a water bottle.\n1. At most 50 words\n2. Must mention the lid\n3. No emojis\n4. Friendly tone", levels: ["medium"] },
+  {
+    name: "constraint list",
+    text: "Write a product description for a water bottle.\n1. At most 50 words\n2. Must mention the lid\n3. No emojis\n4. Friendly tone",
+    levels: ["medium"],
+  },
   { name: "mixed-language chatter", text: "请帮我 review 一下这个 pull request 的 naming", levels: ["low"] },
 ];
 
@@ -63,7 +71,16 @@ describe("estimateComplexity", () => {
   test("approximate tokens: Latin chars / 4, one per CJK char", () => {
     assert.equal(estimateComplexity(user("abcdefgh")).features.approxTokens, 2);
     assert.equal(estimateComplexity(user("今天天气很好")).features.approxTokens, 6);
-    const parts: Message[] = [{ role: "user", content: [{ type: "text", text: "abcd" }, { type: "image", url: "https://x/y.png" }, { type: "text", text: "efgh" }] }];
+    const parts: Message[] = [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "abcd" },
+          { type: "image", url: "https://x/y.png" },
+          { type: "text", text: "efgh" },
+        ],
+      },
+    ];
     assert.equal(estimateComplexity(parts).features.approxTokens, 2);
   });
 

@@ -76,10 +76,7 @@ function directory(state: AgentState): EdgeDirectory {
 type Header = "absent" | "auto" | "edge" | "cloud" | "invalid";
 const HEADER_VALUE: Record<Header, string | undefined> = { absent: undefined, auto: "auto", edge: "Edge", cloud: "cloud", invalid: "fast" };
 
-type Expected =
-  | { route: "edge"; upgrade: boolean; reason: string }
-  | { route: "cloud"; reason: string }
-  | { status: number; code: string };
+type Expected = { route: "edge"; upgrade: boolean; reason: string } | { route: "cloud"; reason: string } | { status: number; code: string };
 
 interface Row {
   allow: boolean;
@@ -116,7 +113,8 @@ const ROWS: Row[] = [];
 for (const allow of [true, false])
   for (const header of ["absent", "auto", "edge", "cloud", "invalid"] as const)
     for (const policy of ["edge", "cloud"] as const)
-      for (const agents of ["healthy", "none", "saturated"] as const) ROWS.push({ allow, header, policy, agents, expect: expected(allow, header, policy, agents) });
+      for (const agents of ["healthy", "none", "saturated"] as const)
+        ROWS.push({ allow, header, policy, agents, expect: expected(allow, header, policy, agents) });
 
 function json(body: Buffer | undefined): { error?: { code?: string } } {
   return JSON.parse(body?.toString() ?? "{}") as { error?: { code?: string } };
@@ -126,7 +124,10 @@ function json(body: Buffer | undefined): { error?: { code?: string } } {
 async function run(row: Row): Promise<Expected> {
   const p = new RequestProcessor({ config: CONFIGS[String(row.allow) as "true" | "false"], logger: silentLogger(), edgeAgents: directory(row.agents) });
   const value = HEADER_VALUE[row.header];
-  p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...(value !== undefined && { "x-gearbox-route": value }) }, false);
+  p.requestHeaders(
+    { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...(value !== undefined && { "x-gearbox-route": value }) },
+    false,
+  );
   const sent = await p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: PROMPTS[row.policy] }] })));
   if (sent.kind === "respond") return { status: sent.response.status, code: json(sent.response.body).error?.code ?? "" };
   const upstream = sent.mutation?.setHeaders?.["x-gearbox-upstream"];
@@ -140,7 +141,13 @@ async function run(row: Row): Promise<Expected> {
   assert.equal(upstream, "edge", `an edge or a cloud upstream, got ${upstream}`);
   assert.equal(sent.mutation?.edgeEndpoint, "10.0.0.7:8088");
   p.responseHeaders({ ":status": "200", "content-type": "application/json", "x-gearbox-confidence": "0.1" }, false);
-  const completion = { id: "e", object: "chat.completion", created: 1, model: "qwen-small", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] };
+  const completion = {
+    id: "e",
+    object: "chat.completion",
+    created: 1,
+    model: "qwen-small",
+    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+  };
   const verdict: Outcome = await p.responseBody(Buffer.from(JSON.stringify(completion)), true);
   const headers = verdict.kind === "continue" ? (verdict.mutation?.setHeaders ?? {}) : verdict.response.headers;
   const reason = headers["x-gearbox-reason"] ?? "";

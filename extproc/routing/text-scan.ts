@@ -42,7 +42,7 @@ export function listItems(view: TextView): number {
   // latin1[13]: carriage returns.
   const onlyNewlines = (view.latin1[13] ?? 0) === 0 && !text.includes("\u2028") && !text.includes("\u2029");
   let n = 0;
-  for (let line = 0; line >= 0; ) {
+  for (let line = 0; line >= 0;) {
     LIST_MARKER.lastIndex = line;
     if (LIST_MARKER.test(text)) {
       n++;

@@ -1,6 +1,20 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LEXICON, Lexicon, PREFIX, TEXT_HEAD, TEXT_TAIL, TextView, UNIT_CJK, UNIT_MARK, UNIT_WORD, analyseText, hashRange, isSpace, isWordChar } from "./text.ts";
+import {
+  LEXICON,
+  Lexicon,
+  PREFIX,
+  TEXT_HEAD,
+  TEXT_TAIL,
+  TextView,
+  UNIT_CJK,
+  UNIT_MARK,
+  UNIT_WORD,
+  analyseText,
+  hashRange,
+  isSpace,
+  isWordChar,
+} from "./text.ts";
 
 function view(text: string): TextView {
   const v = new TextView();

@@ -43,17 +43,29 @@ export function auditLogCases(name: string, open: () => Promise<OpenedLog>): voi
       const ids = [await log.append(entry(1)), await log.append(withDetails)];
       assert.notEqual(ids[0], ids[1]);
       const listed = await log.list();
-      assert.deepEqual(listed, [{ ...withDetails, id: ids[1] }, { ...entry(1), id: ids[0] }]);
+      assert.deepEqual(listed, [
+        { ...withDetails, id: ids[1] },
+        { ...entry(1), id: ids[0] },
+      ]);
     });
 
     withLog("pages: limit, then before the last id seen, until the start", async (log) => {
       for (let n = 1; n <= 5; n++) await log.append(entry(n));
       const first = await log.list({ limit: 2 });
-      assert.deepEqual(first.map((e) => e.target), ["key_5", "key_4"]);
+      assert.deepEqual(
+        first.map((e) => e.target),
+        ["key_5", "key_4"],
+      );
       const second = await log.list({ limit: 2, before: first.at(-1)?.id ?? "" });
-      assert.deepEqual(second.map((e) => e.target), ["key_3", "key_2"]);
+      assert.deepEqual(
+        second.map((e) => e.target),
+        ["key_3", "key_2"],
+      );
       const third = await log.list({ limit: 2, before: second.at(-1)?.id ?? "" });
-      assert.deepEqual(third.map((e) => e.target), ["key_1"]);
+      assert.deepEqual(
+        third.map((e) => e.target),
+        ["key_1"],
+      );
       assert.deepEqual(await log.list({ before: third.at(-1)?.id ?? "" }), []);
     });
 
@@ -65,7 +77,11 @@ export function auditLogCases(name: string, open: () => Promise<OpenedLog>): voi
 
     withLog("append-only: the log offers no way to change or remove an entry, and reading changes nothing", async (log) => {
       const methods = new Set<string>();
-      for (let proto: object | null = Object.getPrototypeOf(log) as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+      for (
+        let proto: object | null = Object.getPrototypeOf(log) as object | null;
+        proto && proto !== Object.prototype;
+        proto = Object.getPrototypeOf(proto) as object | null
+      ) {
         for (const m of Object.getOwnPropertyNames(proto)) if (m !== "constructor") methods.add(m);
       }
       assert.deepEqual([...methods].sort(), ["append", "list"]);

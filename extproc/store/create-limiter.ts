@@ -19,11 +19,23 @@ export interface LimiterSetup {
   close(): void;
 }
 
-export function createLimiterStore(options: { redisUrl?: string; logger: Logger; prefix?: string; sharedState?: SharedStateHealth; probeEveryMs?: number }): LimiterSetup {
+export function createLimiterStore(options: {
+  redisUrl?: string;
+  logger: Logger;
+  prefix?: string;
+  sharedState?: SharedStateHealth;
+  probeEveryMs?: number;
+}): LimiterSetup {
   if (!options.redisUrl) return { store: new MemoryLimiter(), close: () => undefined };
   const redis = connectRedis(options.redisUrl, { logger: options.logger, name: "gearbox-limits" });
   const health = options.sharedState?.store("limits", LIMITS_MEANING);
-  const store = new FailoverLimiter(new RedisLimiter(redis, options.prefix === undefined ? {} : { prefix: options.prefix }), new MemoryLimiter(), options.logger, options.probeEveryMs, health);
+  const store = new FailoverLimiter(
+    new RedisLimiter(redis, options.prefix === undefined ? {} : { prefix: options.prefix }),
+    new MemoryLimiter(),
+    options.logger,
+    options.probeEveryMs,
+    health,
+  );
   return {
     store,
     stats: store.stats,

@@ -31,7 +31,10 @@ class FlakyShared implements SharedLimiterStore {
 
 function setup() {
   const lines: { level: number; msg: string }[] = [];
-  const logger = pino({ level: "info" }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string }), done()) }));
+  const logger = pino(
+    { level: "info" },
+    new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string }), done()) }),
+  );
   const shared = new FlakyShared();
   const local = new MemoryLimiter();
   const failover = new FailoverLimiter(shared, local, logger, 20);

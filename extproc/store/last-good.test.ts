@@ -32,9 +32,23 @@ class Flaky {
 function setup(options: { maxStaleMs?: number; maxEntries?: number } = {}) {
   const clock = { now: 0 };
   const lines: { level: number; msg: string }[] = [];
-  const logger = pino({ level: "info" }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string }), done()) }));
-  const health = new StoreHealth("tenants", logger, { probeEveryMs: 1_000, now: () => clock.now, meaning: { degraded: "serving last good values", healthy: "reading again" } });
-  const values = new LastGood<string, string>({ health, freshMs: 5_000, maxStaleMs: options.maxStaleMs ?? 60_000, readTimeoutMs: 30, ...(options.maxEntries && { maxEntries: options.maxEntries }), now: () => clock.now });
+  const logger = pino(
+    { level: "info" },
+    new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string }), done()) }),
+  );
+  const health = new StoreHealth("tenants", logger, {
+    probeEveryMs: 1_000,
+    now: () => clock.now,
+    meaning: { degraded: "serving last good values", healthy: "reading again" },
+  });
+  const values = new LastGood<string, string>({
+    health,
+    freshMs: 5_000,
+    maxStaleMs: options.maxStaleMs ?? 60_000,
+    readTimeoutMs: 30,
+    ...(options.maxEntries && { maxEntries: options.maxEntries }),
+    now: () => clock.now,
+  });
   return { clock, lines, health, values, store: new Flaky() };
 }
 

@@ -24,7 +24,15 @@ const SHORT = 400;
 const TTL = 60_000;
 
 const rate = (limit: number, windowMs = LONG, key = "rps"): RateCheck => ({ kind: "rate", key, limit, windowMs, label: `tenant/${key}` });
-const budget = (limit: number, amount: number, windowMs = YEAR, key = "tpm"): BudgetCheck => ({ kind: "budget", key, limit, amount, windowMs, meter: "tokens", label: `tenant/${key}` });
+const budget = (limit: number, amount: number, windowMs = YEAR, key = "tpm"): BudgetCheck => ({
+  kind: "budget",
+  key,
+  limit,
+  amount,
+  windowMs,
+  meter: "tokens",
+  label: `tenant/${key}`,
+});
 const lease = (limit: number, key = "conc"): LeaseCheck => ({ kind: "lease", key, limit, label: `tenant/${key}` });
 const repeat = (limit: number, windowMs = LONG, key = "fp:abc"): RepeatCheck => ({ kind: "repeat", key, limit, windowMs, label: "tenant/runaway" });
 
@@ -44,7 +52,8 @@ export function limiterCases(name: string, harness: () => LimiterHarness): void 
   const tenant = () => `case${n++}`;
 
   describe(`${name}: shared limiter suite`, () => {
-    const admitMany = (store: LimiterStore, t: string, checks: Check[], count: number) => Promise.all(Array.from({ length: count }, () => store.admit(t, checks, TTL)));
+    const admitMany = (store: LimiterStore, t: string, checks: Check[], count: number) =>
+      Promise.all(Array.from({ length: count }, () => store.admit(t, checks, TTL)));
 
     /** Waits for the start of a fresh window of `windowMs`, so that a test's steps share one window. */
     const alignTo = async (h: LimiterHarness, windowMs: number) => h.advance(windowMs - (h.now() % windowMs) + 20);

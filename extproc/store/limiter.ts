@@ -60,9 +60,7 @@ export interface RepeatCheck extends CheckBase {
 }
 
 /** What an admission holds until it is settled: leases and budget reservations. */
-export type Hold =
-  | { kind: "lease"; key: string }
-  | { kind: "budget"; key: string; amount: number; windowMs: number; meter: string };
+export type Hold = { kind: "lease"; key: string } | { kind: "budget"; key: string; amount: number; windowMs: number; meter: string };
 
 export interface Grant {
   /** Unique across replicas: also the member name of its entries in Redis. */
@@ -116,7 +114,8 @@ export function validateAdmission(tenant: string, checks: readonly Check[], hold
   for (const c of checks) {
     if (!(c.limit > 0) || !Number.isInteger(c.limit)) throw new Error(`${c.label}: limit must be a positive integer, got ${c.limit}`);
     if (c.kind !== "lease" && !(c.windowMs > 0)) throw new Error(`${c.label}: windowMs must be positive, got ${c.windowMs}`);
-    if (c.kind === "budget" && (!Number.isInteger(c.amount) || c.amount < 0)) throw new Error(`${c.label}: amount must be a non-negative integer, got ${c.amount}`);
+    if (c.kind === "budget" && (!Number.isInteger(c.amount) || c.amount < 0))
+      throw new Error(`${c.label}: amount must be a non-negative integer, got ${c.amount}`);
   }
 }
 

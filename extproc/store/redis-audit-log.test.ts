@@ -14,7 +14,8 @@ test("redis: entries are a Redis Stream the API only ever appends to (no MAXLEN,
   try {
     const log = new RedisAuditLog(r.redis, r.prefix);
     const stream = `${r.prefix}audit`;
-    for (let n = 0; n < 1200; n++) await log.append({ at: new Date().toISOString(), actor: "a", action: "tenants.put", target: `t${n}`, from: "::1", result: "ok" });
+    for (let n = 0; n < 1200; n++)
+      await log.append({ at: new Date().toISOString(), actor: "a", action: "tenants.put", target: `t${n}`, from: "::1", result: "ok" });
     assert.equal(await r.redis.type(stream), "stream");
     assert.equal(await r.redis.xlen(stream), 1200);
     const [first] = await r.redis.xrange(stream, "-", "+", "COUNT", 1);

@@ -33,6 +33,14 @@ test("redis: every key of an admission carries the tenant's hash tag (one Cluste
   assert.ok(admission.ok);
   assert.ok(!(await store.admit("layout", [{ kind: "rate", key: "rps", limit: 1, windowMs: 60_000, label: "tenant/requests_per_second" }], 60_000)).ok);
   const keys = (await r.redis.keys(`${r.prefix}{t:layout}*`)).map((k) => k.slice(r.prefix.length)).sort();
-  assert.deepEqual(keys, ["{t:layout}:conc", "{t:layout}:denied", "{t:layout}:fp:1", "{t:layout}:k:key_1:rps", "{t:layout}:rps", "{t:layout}:usd", "{t:layout}:usd:exp"]);
+  assert.deepEqual(keys, [
+    "{t:layout}:conc",
+    "{t:layout}:denied",
+    "{t:layout}:fp:1",
+    "{t:layout}:k:key_1:rps",
+    "{t:layout}:rps",
+    "{t:layout}:usd",
+    "{t:layout}:usd:exp",
+  ]);
   for (const key of keys) assert.ok((await r.redis.pttl(r.prefix + key)) > 0, `${key} expires`);
 });

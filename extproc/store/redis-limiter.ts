@@ -8,7 +8,19 @@
  * local decisions.
  */
 import type { Redis } from "./redis.ts";
-import { byDenials, grantIds, holdsOf, recentDenials, validateAdmission, type Admission, type Check, type Grant, type Hold, type LimiterStore, type Throttled } from "./limiter.ts";
+import {
+  byDenials,
+  grantIds,
+  holdsOf,
+  recentDenials,
+  validateAdmission,
+  type Admission,
+  type Check,
+  type Grant,
+  type Hold,
+  type LimiterStore,
+  type Throttled,
+} from "./limiter.ts";
 import { SCRIPTS } from "./redis-scripts.ts";
 
 export interface RedisLimiterOptions {

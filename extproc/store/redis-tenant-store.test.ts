@@ -39,7 +39,10 @@ test("redis: a record whose index entry outlived it is skipped, not returned bro
     const store = new RedisTenantStore(r.redis, r.prefix);
     await store.putTenant({ id: "acme", limits: {}, degrade_to_edge: false, source: "admin" });
     await r.redis.sadd(`${r.prefix}tenants`, "ghost");
-    assert.deepEqual((await store.listTenants()).map((t) => t.id), ["acme"]);
+    assert.deepEqual(
+      (await store.listTenants()).map((t) => t.id),
+      ["acme"],
+    );
   } finally {
     await r.close();
   }

@@ -75,10 +75,7 @@ export class RedisTenantStore implements TenantStore {
   }
 
   async listKeys(tenant?: string): Promise<ApiKeyRecord[]> {
-    const hashes =
-      tenant === undefined
-        ? await this.redis.hvals(`${this.prefix}keys`)
-        : await this.tenantKeyHashes(tenant);
+    const hashes = tenant === undefined ? await this.redis.hvals(`${this.prefix}keys`) : await this.tenantKeyHashes(tenant);
     const records = await Promise.all(hashes.map((h) => this.keyByHash(h)));
     return records.filter((r): r is ApiKeyRecord => r !== undefined && (tenant === undefined || r.tenant === tenant)).sort(byCreation);
   }

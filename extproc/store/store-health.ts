@@ -80,7 +80,10 @@ export class StoreHealth {
     this.stats.degraded = true;
     this.stats.toDegraded++;
     this.lastTry = this.now();
-    this.logger.warn({ store: this.stats.store, operation, err: err instanceof Error ? err.message : String(err) }, `${this.stats.store}: Redis failed; ${this.meaning.degraded}`);
+    this.logger.warn(
+      { store: this.stats.store, operation, err: err instanceof Error ? err.message : String(err) },
+      `${this.stats.store}: Redis failed; ${this.meaning.degraded}`,
+    );
   }
 
   /** A Redis call answered within its deadline. */

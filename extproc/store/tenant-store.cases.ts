@@ -18,7 +18,10 @@ export interface OpenedStore {
 const tenant = (id: string, extra: Partial<Tenant> = {}): Tenant => ({ id, limits: {}, degrade_to_edge: false, source: "admin", ...extra });
 
 function key(role: "call" | "admin", tenantId: string | undefined, at: string): { key: string; record: ApiKeyRecord } {
-  return generateKey({ role, ...(tenantId !== undefined && { tenant: tenantId }), name: `${role} ${tenantId ?? "global"}`, createdBy: "key_root" }, new Date(at));
+  return generateKey(
+    { role, ...(tenantId !== undefined && { tenant: tenantId }), name: `${role} ${tenantId ?? "global"}`, createdBy: "key_root" },
+    new Date(at),
+  );
 }
 
 export function tenantStoreCases(name: string, open: () => Promise<OpenedStore>): void {
@@ -36,17 +39,29 @@ export function tenantStoreCases(name: string, open: () => Promise<OpenedStore>)
   describe(`TenantStore: ${name}`, () => {
     withStore("tenants: put, get, replace, list by id, delete", async ({ store }) => {
       assert.equal(await store.getTenant("acme"), undefined);
-      const acme = tenant("acme", { models: ["gpt-4o"], limits: { requests_per_second: 5 }, ip_allowlist: ["10.0.0.0/8", "2001:db8::/32"], principals: ["spiffe://cluster.local/ns/shop/sa/web"], alert_at: [0.5, 0.9] });
+      const acme = tenant("acme", {
+        models: ["gpt-4o"],
+        limits: { requests_per_second: 5 },
+        ip_allowlist: ["10.0.0.0/8", "2001:db8::/32"],
+        principals: ["spiffe://cluster.local/ns/shop/sa/web"],
+        alert_at: [0.5, 0.9],
+      });
       await store.putTenant(acme);
       await store.putTenant(tenant("beta"));
       assert.deepEqual(await store.getTenant("acme"), acme);
       await store.putTenant({ ...acme, models: ["gpt-4o-mini"] });
       assert.deepEqual((await store.getTenant("acme"))?.models, ["gpt-4o-mini"]);
-      assert.deepEqual((await store.listTenants()).map((t) => t.id), ["acme", "beta"]);
+      assert.deepEqual(
+        (await store.listTenants()).map((t) => t.id),
+        ["acme", "beta"],
+      );
       assert.equal(await store.deleteTenant("acme"), true);
       assert.equal(await store.deleteTenant("acme"), false, "a second delete finds nothing");
       assert.equal(await store.getTenant("acme"), undefined);
-      assert.deepEqual((await store.listTenants()).map((t) => t.id), ["beta"]);
+      assert.deepEqual(
+        (await store.listTenants()).map((t) => t.id),
+        ["beta"],
+      );
     });
 
     withStore("records come out as copies: changing one changes nothing stored", async ({ store }) => {
@@ -78,8 +93,14 @@ export function tenantStoreCases(name: string, open: () => Promise<OpenedStore>)
       const admin = key("admin", undefined, "2025-01-02T00:00:00Z").record;
       const other = key("call", "beta", "2025-01-04T00:00:00Z").record;
       for (const r of [late, early, admin, other]) await store.putKey(r);
-      assert.deepEqual((await store.listKeys()).map((k) => k.id), [early.id, admin.id, late.id, other.id]);
-      assert.deepEqual((await store.listKeys("acme")).map((k) => k.id), [early.id, late.id]);
+      assert.deepEqual(
+        (await store.listKeys()).map((k) => k.id),
+        [early.id, admin.id, late.id, other.id],
+      );
+      assert.deepEqual(
+        (await store.listKeys("acme")).map((k) => k.id),
+        [early.id, late.id],
+      );
       assert.deepEqual(await store.listKeys("nobody"), []);
     });
 

@@ -27,7 +27,8 @@ export interface MetricSources {
 }
 
 /** The semantic cache's counters exported, each a `reason`/`event` label value. */
-export type SemanticOutcome = "hit" | "miss" | "embed_error" | "guard_rejected" | "intent_rejected" | "fingerprint_rejected" | "verify_rejected" | "stored" | "store_skipped";
+export type SemanticOutcome =
+  "hit" | "miss" | "embed_error" | "guard_rejected" | "intent_rejected" | "fingerprint_rejected" | "verify_rejected" | "stored" | "store_skipped";
 const SEMANTIC_REJECTIONS = ["guard_rejected", "intent_rejected", "fingerprint_rejected", "verify_rejected"] as const;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -152,8 +153,15 @@ export class GatewayMetrics {
     }
     if (sharedState) registerSharedStateMetrics(this.r, sharedState);
     if (limiter) {
-      gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () => (limiter.redisHealthy ? 1 : 0));
-      totalFrom(this.r, "gearbox_limiter_local_decisions_total", "Admissions decided by this replica's memory because Redis was down or failing.", () => limiter.fallbackDecisions);
+      gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () =>
+        limiter.redisHealthy ? 1 : 0,
+      );
+      totalFrom(
+        this.r,
+        "gearbox_limiter_local_decisions_total",
+        "Admissions decided by this replica's memory because Redis was down or failing.",
+        () => limiter.fallbackDecisions,
+      );
       totalFrom(this.r, "gearbox_limiter_redis_errors_total", "Limiter calls to Redis that failed or timed out.", () => limiter.redisErrors);
     }
     if (semantic) {
@@ -167,15 +175,36 @@ export class GatewayMetrics {
           for (const reason of SEMANTIC_REJECTIONS) this.inc({ reason: reason.replace("_rejected", "") }, semantic.stats[reason]);
         },
       });
-      totalFrom(this.r, "gearbox_semantic_cache_embed_errors_total", "Semantic-cache lookups that missed because the embedder failed or timed out.", () => semantic.stats.embed_error);
+      totalFrom(
+        this.r,
+        "gearbox_semantic_cache_embed_errors_total",
+        "Semantic-cache lookups that missed because the embedder failed or timed out.",
+        () => semantic.stats.embed_error,
+      );
       totalFrom(this.r, "gearbox_semantic_cache_stored_total", "Answers stored in the semantic cache.", () => semantic.stats.stored);
       gaugeFrom(this.r, "gearbox_semantic_cache_entries", "Entries in this replica's semantic-cache index.", () => semantic.size().entries);
-      gaugeFrom(this.r, "gearbox_semantic_cache_bytes", "Bytes of entries this replica's semantic-cache store holds (in memory: questions, answers, vectors).", () => semantic.size().bytes);
+      gaugeFrom(
+        this.r,
+        "gearbox_semantic_cache_bytes",
+        "Bytes of entries this replica's semantic-cache store holds (in memory: questions, answers, vectors).",
+        () => semantic.size().bytes,
+      );
     }
     if (sources.extProcStreams) {
       const streams = sources.extProcStreams;
-      totalFrom(this.r, "gearbox_extproc_streams_idle_released_total", "ext_proc streams released by the server-side idle timeout (extproc.stream_idle_ms): streams Envoy left open with nothing said.", () => streams.idleReleased);
+      totalFrom(
+        this.r,
+        "gearbox_extproc_streams_idle_released_total",
+        "ext_proc streams released by the server-side idle timeout (extproc.stream_idle_ms): streams Envoy left open with nothing said.",
+        () => streams.idleReleased,
+      );
     }
-    if (alerts) totalFrom(this.r, "gearbox_cost_alerts_total", "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).", () => alerts.fired);
+    if (alerts)
+      totalFrom(
+        this.r,
+        "gearbox_cost_alerts_total",
+        "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).",
+        () => alerts.fired,
+      );
   }
 }

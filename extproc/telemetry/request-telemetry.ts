@@ -31,7 +31,14 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
   const endpoint = r.endpoint ?? "unknown";
   const tenant = r.tenant ?? "-";
   if (r.shadow) {
-    m.shadow.inc({ endpoint, tenant, would_route: r.shadow_route ?? "none", would_cache: r.shadow_cache ?? "none", would_status: String(r.shadow_status ?? 0), would_error: r.shadow_error_code ?? "none" });
+    m.shadow.inc({
+      endpoint,
+      tenant,
+      would_route: r.shadow_route ?? "none",
+      would_cache: r.shadow_cache ?? "none",
+      would_status: String(r.shadow_status ?? 0),
+      would_error: r.shadow_error_code ?? "none",
+    });
     return;
   }
   const route = r.route ?? "none";

@@ -18,7 +18,12 @@ export function operationOf(endpoint: string | undefined): string {
 }
 
 /** The root span of a request on `spec` (undefined without a tracer: tracing off). */
-export function startRequestTrace(tracer: Tracer | undefined, headers: HeaderBag, spec: { method: string; path: string; name: string }, requestId: string): RequestTrace | undefined {
+export function startRequestTrace(
+  tracer: Tracer | undefined,
+  headers: HeaderBag,
+  spec: { method: string; path: string; name: string },
+  requestId: string,
+): RequestTrace | undefined {
   if (!tracer) return undefined;
   return RequestTrace.start(tracer, headers, `${spec.method} ${spec.path}`, {
     [HTTP.method]: spec.method,
@@ -53,7 +58,10 @@ export function traceUpstream(trace: RequestTrace | undefined, outcome: Outcome,
     [GEN_AI.operationName]: operation,
     [GEN_AI.requestModel]: call.model,
     [GEARBOX.upstream]: call.target,
-    ...(call.provider && { [GEN_AI.providerName]: genAiProviderName(call.provider.kind, call.provider.name), [HTTP.serverAddress]: call.provider.baseUrl.hostname }),
+    ...(call.provider && {
+      [GEN_AI.providerName]: genAiProviderName(call.provider.kind, call.provider.name),
+      [HTTP.serverAddress]: call.provider.baseUrl.hostname,
+    }),
     ...(call.target === "edge" && outcome.mutation?.edgeEndpoint !== undefined && { [GEARBOX.edgeAgent]: outcome.mutation.edgeEndpoint }),
   });
   trace.upstream = span;
@@ -104,7 +112,13 @@ function defined(attributes: Record<string, string | number | boolean | undefine
  * ones. The root is an error only for 5xx (a 4xx is the caller's, per the HTTP conventions);
  * `error.type` names any error.
  */
-export function endRequestTrace(trace: RequestTrace | undefined, record: TracedRecord, parsed: ParsedCall | undefined, provider: Provider | undefined, error?: SpanError): void {
+export function endRequestTrace(
+  trace: RequestTrace | undefined,
+  record: TracedRecord,
+  parsed: ParsedCall | undefined,
+  provider: Provider | undefined,
+  error?: SpanError,
+): void {
   if (!trace) return;
   const status = error?.status ?? record.status;
   if (!trace.sampled) {
@@ -113,11 +127,15 @@ export function endRequestTrace(trace: RequestTrace | undefined, record: TracedR
   }
   const tokens = tokensOf(record);
   const request = parsed?.call.endpoint === "chat" ? parsed.call.request : undefined;
-  const responseModel = record.upstream_model ?? (record.cascade ? (record.cascade.upgraded ? record.cascade.cloud_model : record.cascade.edge_model) : undefined);
+  const responseModel =
+    record.upstream_model ?? (record.cascade ? (record.cascade.upgraded ? record.cascade.cloud_model : record.cascade.edge_model) : undefined);
   const usage = defined({ [GEN_AI.inputTokens]: tokens.input, [GEN_AI.outputTokens]: tokens.output });
   const upstream = trace.upstream;
   if (upstream && !upstream.isEnded) {
-    upstream.end(error ?? (status >= 400 ? { message: `upstream answered ${status}`, status } : undefined), { ...usage, ...defined({ [GEN_AI.responseModel]: record.upstream_model, [HTTP.status]: status || undefined }) });
+    upstream.end(error ?? (status >= 400 ? { message: `upstream answered ${status}`, status } : undefined), {
+      ...usage,
+      ...defined({ [GEN_AI.responseModel]: record.upstream_model, [HTTP.status]: status || undefined }),
+    });
   }
   const attributes = defined({
     [GEN_AI.requestModel]: record.model,
@@ -125,7 +143,12 @@ export function endRequestTrace(trace: RequestTrace | undefined, record: TracedR
     [GEN_AI.requestMaxTokens]: request?.maxTokens,
     [GEN_AI.requestTemperature]: request?.temperature,
     [GEN_AI.responseModel]: responseModel,
-    [GEN_AI.providerName]: record.route === "cloud" && provider ? genAiProviderName(provider.kind, provider.name) : record.route === "cloud" ? record.cascade?.cloud_provider : undefined,
+    [GEN_AI.providerName]:
+      record.route === "cloud" && provider
+        ? genAiProviderName(provider.kind, provider.name)
+        : record.route === "cloud"
+          ? record.cascade?.cloud_provider
+          : undefined,
     [HTTP.status]: status || undefined,
     [GEARBOX.route]: record.route,
     [GEARBOX.reason]: record.reason,

@@ -19,7 +19,15 @@ describe("propagation parsing", () => {
     assert.equal(parent?.traceState?.get("vendor"), "abc");
   });
 
-  for (const bad of ["garbage", `00-${PARENT_TRACE}-${PARENT_SPAN}`, `00-${"0".repeat(32)}-${PARENT_SPAN}-01`, `00-${PARENT_TRACE}-${"0".repeat(16)}-01`, `ff-${PARENT_TRACE}-${PARENT_SPAN}-01`, `00-${PARENT_TRACE.toUpperCase()}-${PARENT_SPAN}-01`, ""]) {
+  for (const bad of [
+    "garbage",
+    `00-${PARENT_TRACE}-${PARENT_SPAN}`,
+    `00-${"0".repeat(32)}-${PARENT_SPAN}-01`,
+    `00-${PARENT_TRACE}-${"0".repeat(16)}-01`,
+    `ff-${PARENT_TRACE}-${PARENT_SPAN}-01`,
+    `00-${PARENT_TRACE.toUpperCase()}-${PARENT_SPAN}-01`,
+    "",
+  ]) {
     test(`a bad traceparent (${JSON.stringify(bad)}) starts a new trace, without throwing`, () => {
       const tracing = createTracing({ enable: true, sample_ratio: 1 }, { defaultServiceName: "t", exporter: new InMemorySpanExporter() });
       const t = RequestTrace.start(tracing.tracer, { traceparent: bad }, "POST /v1/chat/completions");
@@ -53,7 +61,9 @@ describe("request trace over OTLP gRPC", () => {
 
   test("spans reach the receiver as a tree under the caller's trace, with attributes and error status", async () => {
     const tracing = createTracing({ enable: true, endpoint: receiver.endpoint, sample_ratio: 1, service_name: "unit" }, { defaultServiceName: "x" });
-    const t = RequestTrace.start(tracing.tracer, { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01` }, "POST /v1/chat/completions", { "gearbox.request_id": "r1" });
+    const t = RequestTrace.start(tracing.tracer, { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01` }, "POST /v1/chat/completions", {
+      "gearbox.request_id": "r1",
+    });
     assert.ok(t);
     const parse = t.phase("gearbox.parse");
     parse.end();
@@ -98,6 +108,9 @@ describe("request trace over OTLP gRPC", () => {
     assert.equal(followed?.sampled, true);
     followed?.end();
     await tracing.forceFlush();
-    assert.deepEqual(exporter.getFinishedSpans().map((s) => s.spanContext().traceId), [PARENT_TRACE]);
+    assert.deepEqual(
+      exporter.getFinishedSpans().map((s) => s.spanContext().traceId),
+      [PARENT_TRACE],
+    );
   });
 });

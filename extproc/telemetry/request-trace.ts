@@ -154,7 +154,8 @@ export class RequestTrace {
   /** Ends whatever is still open, then the root, with the request's final attributes. */
   end(error?: SpanError, attributes?: Attributes): void {
     if (this.root.isEnded) return;
-    for (const child of this.children) if (!child.isEnded) child.end(error ? { message: `ended early: ${error.message}`, ...(error.code != null && { code: error.code }) } : undefined);
+    for (const child of this.children)
+      if (!child.isEnded) child.end(error ? { message: `ended early: ${error.message}`, ...(error.code != null && { code: error.code }) } : undefined);
     this.children.length = 0;
     this.root.end(error, attributes);
   }

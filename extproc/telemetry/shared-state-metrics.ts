@@ -39,9 +39,27 @@ export function registerSharedStateMetrics(registers: Registry[], source: Shared
       }
     },
   });
-  counterOf(registers, source, "gearbox_shared_state_stale_reads_total", "Reads answered with a last good value because Redis failed, was slow or was skipped, by store.", (s) => s.staleReads);
-  counterOf(registers, source, "gearbox_shared_state_fallbacks_total", "Calls answered without Redis because it failed or was skipped (a cache miss, a dropped write, a local limit decision), by store.", (s) => s.fallbacks);
-  counterOf(registers, source, "gearbox_shared_state_errors_total", "Redis calls on the request path that failed or passed their deadline, by store.", (s) => s.errors);
+  counterOf(
+    registers,
+    source,
+    "gearbox_shared_state_stale_reads_total",
+    "Reads answered with a last good value because Redis failed, was slow or was skipped, by store.",
+    (s) => s.staleReads,
+  );
+  counterOf(
+    registers,
+    source,
+    "gearbox_shared_state_fallbacks_total",
+    "Calls answered without Redis because it failed or was skipped (a cache miss, a dropped write, a local limit decision), by store.",
+    (s) => s.fallbacks,
+  );
+  counterOf(
+    registers,
+    source,
+    "gearbox_shared_state_errors_total",
+    "Redis calls on the request path that failed or passed their deadline, by store.",
+    (s) => s.errors,
+  );
 }
 
 function counterOf(registers: Registry[], source: SharedStateSource, name: string, help: string, read: (s: StoreHealthStats) => number): void {

@@ -38,13 +38,19 @@ test("embeddings: encoding_format base64 turns the backend's floats into base64 
   const out = respond(embeddingsRequest("base64"), 200, JSON.stringify({ vectors: VECTORS }));
   assert.equal(out.status, undefined);
   const body = json(out.body) as { data: { index: number; embedding: unknown }[] };
-  assert.deepEqual(body.data.map((d) => d.index), [0, 1]);
+  assert.deepEqual(
+    body.data.map((d) => d.index),
+    [0, 1],
+  );
   const decoded = body.data.map((d) => {
     assert.equal(typeof d.embedding, "string");
     const bytes = Buffer.from(d.embedding as string, "base64");
     return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
   });
-  assert.deepEqual(decoded, VECTORS.map((v) => v.map(Math.fround)));
+  assert.deepEqual(
+    decoded,
+    VECTORS.map((v) => v.map(Math.fround)),
+  );
   assert.notDeepEqual(decoded[0], VECTORS[0], "0.1 and 1/3 only survive as their float32 roundings");
   assert.deepEqual(out.usage, { inputTokens: 3, outputTokens: 0, totalTokens: 3 });
 });
@@ -52,12 +58,16 @@ test("embeddings: encoding_format base64 turns the backend's floats into base64 
 test("embeddings: encoding_format float, or none, keeps the float arrays", () => {
   for (const format of ["float", undefined] as const) {
     const out = respond(embeddingsRequest(format), 200, JSON.stringify({ vectors: VECTORS }));
-    assert.deepEqual(json(out.body), {
-      object: "list",
-      model: "text-embedding-3-small",
-      data: VECTORS.map((embedding, index) => ({ object: "embedding", index, embedding })),
-      usage: { prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 },
-    }, String(format));
+    assert.deepEqual(
+      json(out.body),
+      {
+        object: "list",
+        model: "text-embedding-3-small",
+        data: VECTORS.map((embedding, index) => ({ object: "embedding", index, embedding })),
+        usage: { prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 },
+      },
+      String(format),
+    );
   }
 });
 

@@ -81,9 +81,7 @@ for (const client of ["openai", "anthropic"] as const) {
 
 void test("embeddings: each provider kind's embeddings path, and a 400 for Anthropic, which has none", () => {
   const req = embeddingsRequest();
-  const paths = Object.fromEntries(
-    PROVIDER_KINDS.filter((k) => k !== "anthropic").map((k) => [k, planEmbeddings(provider(k), req, CTX).upstream.path]),
-  );
+  const paths = Object.fromEntries(PROVIDER_KINDS.filter((k) => k !== "anthropic").map((k) => [k, planEmbeddings(provider(k), req, CTX).upstream.path]));
   assert.deepEqual(paths, {
     openai: "/embeddings",
     "openai-compatible": "/embeddings",

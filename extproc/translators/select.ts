@@ -94,10 +94,15 @@ export function planEmbeddings(provider: Provider, req: EmbeddingsRequest, ctx: 
     case "ollama":
       return planOpenAIToOllamaEmbeddings(req, ctx);
     case "anthropic":
-      throw new GatewayError(400, "invalid_request_error", `Provider '${provider.name}' (anthropic) has no embeddings API; route this model to another provider.`, {
-        param: "model",
-        code: "embeddings_unsupported",
-      });
+      throw new GatewayError(
+        400,
+        "invalid_request_error",
+        `Provider '${provider.name}' (anthropic) has no embeddings API; route this model to another provider.`,
+        {
+          param: "model",
+          code: "embeddings_unsupported",
+        },
+      );
     default:
       return unreachable(protocol, "backend protocol");
   }

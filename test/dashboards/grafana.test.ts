@@ -19,9 +19,22 @@ interface Panel {
   targets?: { expr: string }[];
 }
 
-const SEMANTIC_STATS = { hit: 0, miss: 0, embed_error: 0, guard_rejected: 0, intent_rejected: 0, fingerprint_rejected: 0, verify_rejected: 0, stored: 0, store_skipped: 0 };
+const SEMANTIC_STATS = {
+  hit: 0,
+  miss: 0,
+  embed_error: 0,
+  guard_rejected: 0,
+  intent_rejected: 0,
+  fingerprint_rejected: 0,
+  verify_rejected: 0,
+  stored: 0,
+  store_skipped: 0,
+};
 
-const dashboard = JSON.parse(readFileSync(fileURLToPath(new URL("../../istio/dashboards/gearbox.json", import.meta.url)), "utf8")) as { panels: Panel[]; templating: { list: { query?: unknown }[] } };
+const dashboard = JSON.parse(readFileSync(fileURLToPath(new URL("../../istio/dashboards/gearbox.json", import.meta.url)), "utf8")) as {
+  panels: Panel[];
+  templating: { list: { query?: unknown }[] };
+};
 
 /** Metric name → label names, for every series the registries expose. */
 async function knownSeries(registries: Registry[]): Promise<Map<string, Set<string>>> {
@@ -49,7 +62,14 @@ const expressions = (): string[] => [
 const isQuery = (q: unknown): q is { query: string } => typeof q === "object" && q !== null && typeof (q as { query?: unknown }).query === "string";
 
 test("every metric and label the dashboard queries exists in the registries", async () => {
-  const known = await knownSeries([new GatewayMetrics({ limiter: { redisHealthy: true, fallbackDecisions: 0, redisErrors: 0 }, alerts: { fired: 0 }, semantic: { stats: SEMANTIC_STATS, size: () => ({ entries: 0, bytes: 0 }) } }).registry, controlPlaneMetrics({ ads: createAdsStats(), plane: { registry: { agents: () => [] } } })]);
+  const known = await knownSeries([
+    new GatewayMetrics({
+      limiter: { redisHealthy: true, fallbackDecisions: 0, redisErrors: 0 },
+      alerts: { fired: 0 },
+      semantic: { stats: SEMANTIC_STATS, size: () => ({ entries: 0, bytes: 0 }) },
+    }).registry,
+    controlPlaneMetrics({ ads: createAdsStats(), plane: { registry: { agents: () => [] } } }),
+  ]);
   const exprs = expressions();
   assert.ok(exprs.length >= 20, `${exprs.length} expressions`);
   const used = new Set<string>();
@@ -68,11 +88,23 @@ test("every metric and label the dashboard queries exists in the registries", as
     // Grouping: by (a, b) over the expression's metrics: each label must belong to one of them.
     for (const g of expr.matchAll(/by \(([^)]*)\)/g)) {
       for (const label of (g[1] ?? "").split(",").map((s) => s.trim())) {
-        assert.ok(names.some((n) => known.get(n)?.has(label)), `no metric of ${expr} has label ${label}`);
+        assert.ok(
+          names.some((n) => known.get(n)?.has(label)),
+          `no metric of ${expr} has label ${label}`,
+        );
       }
     }
   }
-  for (const core of ["gearbox_requests_total", "gearbox_cloud_cost_usd_total", "gearbox_cloud_cost_avoided_usd_total", "gearbox_request_duration_seconds_bucket", "gearbox_time_to_first_token_seconds_bucket", "gearbox_cache_requests_total", "gearbox_edge_answers_total", "gearbox_rate_limited_total"]) {
+  for (const core of [
+    "gearbox_requests_total",
+    "gearbox_cloud_cost_usd_total",
+    "gearbox_cloud_cost_avoided_usd_total",
+    "gearbox_request_duration_seconds_bucket",
+    "gearbox_time_to_first_token_seconds_bucket",
+    "gearbox_cache_requests_total",
+    "gearbox_edge_answers_total",
+    "gearbox_rate_limited_total",
+  ]) {
     assert.ok(used.has(core), `the dashboard does not use ${core}`);
   }
 });
@@ -80,6 +112,9 @@ test("every metric and label the dashboard queries exists in the registries", as
 test("the dashboard answers the SRE's questions: edge share, cost saved, latency, TTFT, hit rate, upgrades, throttling", () => {
   const titles = dashboard.panels.map((p) => p.title.toLowerCase());
   for (const wanted of ["edge share", "cost saved vs all-cloud", "latency", "time to first token", "cache hit rate", "upgrade rate", "throttling"]) {
-    assert.ok(titles.some((t) => t.includes(wanted)), `no panel about ${wanted}`);
+    assert.ok(
+      titles.some((t) => t.includes(wanted)),
+      `no panel about ${wanted}`,
+    );
   }
 });

@@ -81,7 +81,11 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
         assert.equal(records[0]?.status, 400);
         assert.equal(records[0]?.error_code, "json_too_deep");
         // Still serving.
-        const fine = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "x" }] }) });
+        const fine = await fetch(`${base}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "x" }] }),
+        });
         assert.equal(fine.status, 200);
       });
     }
@@ -101,12 +105,18 @@ test("a fault inside a phase is a 500 internal_error through both transports, an
       throw new Error("bug in the edge directory");
     },
   };
-  const config = testConfig(`${openAIProviderYaml(upstream.baseURL)}route:\n  rules:\n    - when: { estimated_complexity: low }\n      target: edge\n`, { TEST_PROVIDER_KEY: PROVIDER_KEY });
+  const config = testConfig(`${openAIProviderYaml(upstream.baseURL)}route:\n  rules:\n    - when: { estimated_complexity: low }\n      target: edge\n`, {
+    TEST_PROVIDER_KEY: PROVIDER_KEY,
+  });
   const pair = await startGatewayPair({ config, logger, edgeAgents: broken }, new URL(upstream.baseURL).origin);
   try {
     for (const base of [`http://127.0.0.1:${pair.frontDoor.port}`, pair.envoy.url]) {
       const before = logs.filter((l) => l.msg === "request").length;
-      const res = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "hi" }] }) });
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "hi" }] }),
+      });
       assert.equal(res.status, 500, base);
       const error = ((await res.json()) as { error: { code: string; message: string } }).error;
       assert.equal(error.code, "internal_error");

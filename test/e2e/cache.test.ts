@@ -49,7 +49,12 @@ before(async () => {
   }
   governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger: silentLogger() });
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const deps: ProcessorDeps = { config, logger, governance: { auth: createAuthDeps(config, store, {}), governor }, cache: new MemoryResponseCache(config.cache.exact.max_bytes) };
+  const deps: ProcessorDeps = {
+    config,
+    logger,
+    governance: { auth: createAuthDeps(config, store, {}), governor },
+    cache: new MemoryResponseCache(config.cache.exact.max_bytes),
+  };
   gateway = await startGatewayPair(deps, cloud.url);
   ({ frontDoor, envoy } = gateway);
 });
@@ -64,7 +69,12 @@ const lastLog = () => logs.findLast((l) => l.msg === "request");
 
 for (const transport of ["front door", "envoy + ext_proc"] as const) {
   describe(`via ${transport}`, () => {
-    const client = (tenant = "shop") => new OpenAI({ baseURL: transport === "front door" ? `http://127.0.0.1:${frontDoor.port}/v1` : `${envoy.url}/v1`, apiKey: keys[tenant] ?? "", maxRetries: 0 });
+    const client = (tenant = "shop") =>
+      new OpenAI({
+        baseURL: transport === "front door" ? `http://127.0.0.1:${frontDoor.port}/v1` : `${envoy.url}/v1`,
+        apiKey: keys[tenant] ?? "",
+        maxRetries: 0,
+      });
     const ask = (question: string) => ({
       model: "gpt-4.1-nano",
       messages: [
@@ -95,7 +105,9 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
     test("a streamed request after a plain one is replayed as SSE the SDK parses to the same text", async () => {
       const plain = await client().chat.completions.create(ask("Stream me"));
       const seen = cloud.requests.length;
-      const { data: stream, response } = await client().chat.completions.create({ ...ask("Stream me"), stream: true, stream_options: { include_usage: true } }).withResponse();
+      const { data: stream, response } = await client()
+        .chat.completions.create({ ...ask("Stream me"), stream: true, stream_options: { include_usage: true } })
+        .withResponse();
       assert.equal(response.headers.get("x-gearbox-route"), "cache");
       assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/);
       let text = "";
@@ -125,15 +137,24 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
     test("x-gearbox-cache: bypass, another tenant, another model, another system prompt: upstream", async () => {
       await client().chat.completions.create(ask("Scoped"));
       const seen = cloud.requests.length;
-      const bypass = await client().chat.completions.create(ask("Scoped"), { headers: { "x-gearbox-cache": "bypass" } }).withResponse();
+      const bypass = await client()
+        .chat.completions.create(ask("Scoped"), { headers: { "x-gearbox-cache": "bypass" } })
+        .withResponse();
       assert.equal(bypass.response.headers.get("x-gearbox-route"), "cloud");
       assert.equal(lastLog()?.cache, "bypass");
       const other = await client("other").chat.completions.create(ask("Scoped")).withResponse();
       assert.equal(other.response.headers.get("x-gearbox-route"), "cloud", "another tenant");
-      const model = await client().chat.completions.create({ ...ask("Scoped"), model: "gpt-4o" }).withResponse();
+      const model = await client()
+        .chat.completions.create({ ...ask("Scoped"), model: "gpt-4o" })
+        .withResponse();
       assert.equal(model.response.headers.get("x-gearbox-route"), "cloud", "another model");
       const system = ask("Scoped");
-      const prompt = await client().chat.completions.create({ ...system, messages: [{ role: "system", content: "You are verbose." }, system.messages[1] ?? { role: "user", content: "" }] }).withResponse();
+      const prompt = await client()
+        .chat.completions.create({
+          ...system,
+          messages: [{ role: "system", content: "You are verbose." }, system.messages[1] ?? { role: "user", content: "" }],
+        })
+        .withResponse();
       assert.equal(prompt.response.headers.get("x-gearbox-route"), "cloud", "another system prompt");
       assert.equal(cloud.requests.length, seen + 4);
     });

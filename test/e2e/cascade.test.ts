@@ -65,10 +65,7 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
         const shipped = shippedEnvoySettings();
         const envoy: EnvoyHarness = await startEnvoy({
           extProc: { ...shipped.extProc, address: gateway.extProcAddress },
-          routes: [
-            { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
-            shippedEdgeRoute().route,
-          ],
+          routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }, shippedEdgeRoute().route],
           clusters: { openai: { url: cloud.url }, edge: shippedEdgeRoute().cluster },
         });
         closers.push(() => envoy.close());

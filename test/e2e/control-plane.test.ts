@@ -74,7 +74,10 @@ function configYaml(extraRoute = ""): string {
 
 /** A real edge agent on `node`, registered with the control plane at `port`. */
 async function startAgent(node: string, port: number): Promise<Agent> {
-  const registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
+  const registry = new ModelRegistry(
+    { llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() },
+    { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 },
+  );
   const server = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
   const link = connectControlPlane({
     address: `127.0.0.1:${port}`,
@@ -114,7 +117,9 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 
 async function forcedEdge(node?: string): Promise<{ status: number; route: string | null }> {
   try {
-    const { response } = await client.chat.completions.create(ASK, { headers: { "x-gearbox-route": "edge", ...(node && { "x-gearbox-node": node }) } }).withResponse();
+    const { response } = await client.chat.completions
+      .create(ASK, { headers: { "x-gearbox-route": "edge", ...(node && { "x-gearbox-node": node }) } })
+      .withResponse();
     return { status: response.status, route: response.headers.get("x-gearbox-route") };
   } catch (err) {
     return { status: (err as { status?: number }).status ?? 0, route: null };
@@ -129,7 +134,13 @@ before(async () => {
   config = testConfig(configYaml(), { K: KEY });
   plane = await startControlPlane(config, silentLogger(), 0, "127.0.0.1");
   deps = { config, logger: silentLogger(), edgeAgents: new LiveEdgeAgents() };
-  follower = followControlPlane({ address: `127.0.0.1:${plane.port}`, nodeId: "extproc-test", deps, logger: silentLogger(), backoff: { initialMs: 50, maxMs: 400 } });
+  follower = followControlPlane({
+    address: `127.0.0.1:${plane.port}`,
+    nodeId: "extproc-test",
+    deps,
+    logger: silentLogger(),
+    backoff: { initialMs: 50, maxMs: 400 },
+  });
   assert.ok(await follower.ready(5_000), "the replica got its first snapshot");
   extProc = await startExtProcServer(deps, 0, "127.0.0.1");
   frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
@@ -203,7 +214,9 @@ describe("restarting the control plane", () => {
       while (!stop) {
         const r = await forcedEdge();
         if (r.status !== 200) failures.push(`forced edge → ${r.status}`);
-        const cloudCall = await client.chat.completions.create({ ...ASK, messages: [{ role: "user", content: "Write a Python function that parses ISO dates." }] }).catch((err: unknown) => err);
+        const cloudCall = await client.chat.completions
+          .create({ ...ASK, messages: [{ role: "user", content: "Write a Python function that parses ISO dates." }] })
+          .catch((err: unknown) => err);
         if (cloudCall instanceof Error) failures.push(`auto → ${cloudCall.message}`);
         done += 2;
         const v = follower.status().versions[TYPE_URLS.endpoints];

@@ -55,7 +55,11 @@ function crashingAfter(engine: Engine, afterTokens: number): Engine {
 }
 
 async function startAgent(capacity = { maxConcurrent: 1, maxQueue: 0, retryAfterSeconds: 2 }, wrap: (e: Engine) => Engine = (e) => e): Promise<Agent> {
-  const factories: EngineFactories = { llamacpp: () => wrap(createLlamaCppEngine({ llama })), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() };
+  const factories: EngineFactories = {
+    llamacpp: () => wrap(createLlamaCppEngine({ llama })),
+    ollama: () => createOllamaEngine(),
+    onnx: () => createOnnxEngine(),
+  };
   const registry = new ModelRegistry(factories, capacity);
   await registry.load({ id: "tiny", engine: "llamacpp", source: modelFile, threads: 1, contextLength: 512 });
   const server = await startEdgeAgent({ registry, logger: silentLogger() }, 0, "127.0.0.1");
@@ -148,7 +152,11 @@ describe("edge agent on the tiny model", () => {
     const long = await agent.client.chat.completions.create({ ...ask, max_tokens: 400, stream: true }, { signal: abort.signal });
     const iterator = long[Symbol.asyncIterator]();
     await iterator.next();
-    const res = await fetch(`${agent.base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ask) });
+    const res = await fetch(`${agent.base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(ask),
+    });
     assert.equal(res.status, 429);
     assert.equal(res.headers.get("retry-after"), "2");
     abort.abort();
@@ -160,14 +168,22 @@ describe("edge agent on the tiny model", () => {
   });
 
   test("models load and unload at run time; readyz and metrics follow", async () => {
-    const load = await fetch(`${agent.base}/admin/models`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: "tiny-2", engine: "llamacpp", source: modelFile, threads: 1, contextLength: 256 }) });
+    const load = await fetch(`${agent.base}/admin/models`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: "tiny-2", engine: "llamacpp", source: modelFile, threads: 1, contextLength: 256 }),
+    });
     assert.equal(load.status, 201);
     const models = await agent.client.models.list();
     assert.deepEqual(models.data.map((m) => m.id).sort(), ["tiny", "tiny-2"]);
     assert.ok((await agent.client.chat.completions.create({ ...ask, model: "tiny-2" })).choices[0]);
     assert.equal((await fetch(`${agent.base}/admin/models/tiny-2`, { method: "DELETE" })).status, 200);
     await assert.rejects(agent.client.chat.completions.create({ ...ask, model: "tiny-2" }), (e: unknown) => e instanceof OpenAI.NotFoundError);
-    const bad = await fetch(`${agent.base}/admin/models`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: "x", engine: "tpu", source: "y" }) });
+    const bad = await fetch(`${agent.base}/admin/models`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: "x", engine: "tpu", source: "y" }),
+    });
     assert.equal(bad.status, 400);
     assert.equal((await fetch(`${agent.base}/readyz`)).status, 200);
     const metrics = await (await fetch(`${agent.base}/metrics`)).text();
@@ -185,7 +201,13 @@ describe("edge agent on the tiny model", () => {
 test("an engine failure mid-stream ends that stream with one error event; the agent stays up", async () => {
   const agent = await startAgent({ maxConcurrent: 1, maxQueue: 0, retryAfterSeconds: 1 }, (e) => crashingAfter(e, 3));
   try {
-    const stream = await agent.client.chat.completions.create({ model: "tiny", messages: [{ role: "user", content: "x" }], max_tokens: 20, temperature: 0, stream: true });
+    const stream = await agent.client.chat.completions.create({
+      model: "tiny",
+      messages: [{ role: "user", content: "x" }],
+      max_tokens: 20,
+      temperature: 0,
+      stream: true,
+    });
     let chunks = 0;
     await assert.rejects(
       (async () => {
@@ -196,7 +218,10 @@ test("an engine failure mid-stream ends that stream with one error event; the ag
     assert.ok(chunks >= 3);
     assert.equal((await fetch(`${agent.base}/healthz`)).status, 200);
     // Greedy like the stream above, so it too runs past the failing token.
-    await assert.rejects(agent.client.chat.completions.create({ model: "tiny", messages: [{ role: "user", content: "x" }], max_tokens: 20, temperature: 0 }), (e: unknown) => e instanceof OpenAI.InternalServerError);
+    await assert.rejects(
+      agent.client.chat.completions.create({ model: "tiny", messages: [{ role: "user", content: "x" }], max_tokens: 20, temperature: 0 }),
+      (e: unknown) => e instanceof OpenAI.InternalServerError,
+    );
     assert.equal(agent.registry.get("tiny").capacity.inflight, 0);
   } finally {
     await stopAgent(agent);

@@ -14,15 +14,38 @@ import { startTestGateway, testConfig } from "../support/gateway.ts";
 const KEY = "sk-embeddings-key";
 
 const BACKENDS = [
-  { kind: "openai", model: "text-embedding-3-small", start: async () => { const u = await startOpenAIUpstream({ apiKey: KEY }); return { base: u.baseURL, close: () => u.close() }; } },
-  { kind: "gemini", model: "text-embedding-004", start: async () => { const u = await startGeminiUpstream({ apiKey: KEY }); return { base: u.baseURL, close: () => u.close() }; } },
-  { kind: "ollama", model: "all-minilm", start: async () => { const u = await startOllamaUpstream(); return { base: u.url, close: () => u.close() }; } },
+  {
+    kind: "openai",
+    model: "text-embedding-3-small",
+    start: async () => {
+      const u = await startOpenAIUpstream({ apiKey: KEY });
+      return { base: u.baseURL, close: () => u.close() };
+    },
+  },
+  {
+    kind: "gemini",
+    model: "text-embedding-004",
+    start: async () => {
+      const u = await startGeminiUpstream({ apiKey: KEY });
+      return { base: u.baseURL, close: () => u.close() };
+    },
+  },
+  {
+    kind: "ollama",
+    model: "all-minilm",
+    start: async () => {
+      const u = await startOllamaUpstream();
+      return { base: u.url, close: () => u.close() };
+    },
+  },
 ] as const;
 
 for (const backend of BACKENDS) {
   test(`${backend.kind}: SDK default (base64) and float both decode to the upstream's vectors`, async () => {
     const up = await backend.start();
-    const gateway = await startTestGateway(testConfig(`providers:\n  - { name: e, kind: ${backend.kind}, base_url: '${up.base}', api_key_env: K }\n`, { K: KEY }));
+    const gateway = await startTestGateway(
+      testConfig(`providers:\n  - { name: e, kind: ${backend.kind}, base_url: '${up.base}', api_key_env: K }\n`, { K: KEY }),
+    );
     try {
       const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client", maxRetries: 0 });
       const inputs = ["the sky is blue", "天空是蓝色的"];

@@ -232,7 +232,10 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       assert.equal(line?.cost_usd, 0);
       // A client that insists on the cloud never gets the edge.
       anthropic.queue({ error: { type: "overloaded_error", message: "Overloaded" } });
-      await assert.rejects(client.chat.completions.create({ ...ASK, model: "claude-haiku-4-5" }, { headers: { "x-gearbox-route": "cloud" } }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503);
+      await assert.rejects(
+        client.chat.completions.create({ ...ASK, model: "claude-haiku-4-5" }, { headers: { "x-gearbox-route": "cloud" } }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 503,
+      );
     });
 
     test("a 503 without a body (through Envoy: headers with end_of_stream) is replaced too", async () => {
@@ -282,7 +285,9 @@ describe("front door retries", () => {
   }
 
   test("a 429 with a short retry-after is retried on the primary; one past max_retry_after_ms goes to the fallback", async () => {
-    const { client, gateway } = await gatewayWith(`  retry: { max_attempts: 2, max_retry_after_ms: 5000, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`);
+    const { client, gateway } = await gatewayWith(
+      `  retry: { max_attempts: 2, max_retry_after_ms: 5000, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`,
+    );
     let calls = counter();
     openai.queue({ fixture: ERROR_FIXTURE, status: 429, headers: { "retry-after": "0" } });
     const retried = await client.chat.completions.create(ASK).withResponse();
@@ -302,7 +307,9 @@ describe("front door retries", () => {
     const agent = await startOpenAIUpstream();
     closers.push(() => agent.close());
     const edge = `edge:\n  agents: [{ address: '127.0.0.1:${agent.port}', models: [tiny] }]\n  fallback_model: gpt-4o-mini\n`;
-    const gateway = await startTestGateway(testConfig(edge + yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+    const gateway = await startTestGateway(
+      testConfig(edge + yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }),
+    );
     closers.push(() => gateway.close());
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client-key", maxRetries: 0 });
     const calls = counter();
@@ -326,7 +333,10 @@ describe("front door retries", () => {
       await new Promise<void>((resolve) => hanging.close(() => resolve()));
     });
     const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v1`;
-    const config = yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`, url).replace("models: [gpt-4o-mini, gpt-4.1] }", "models: [gpt-4o-mini, gpt-4.1], timeouts: { idle_ms: 200 } }");
+    const config = yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`, url).replace(
+      "models: [gpt-4o-mini, gpt-4.1] }",
+      "models: [gpt-4o-mini, gpt-4.1], timeouts: { idle_ms: 200 } }",
+    );
     const gateway = await startTestGateway(testConfig(config, { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
     closers.push(() => gateway.close());
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client-key", maxRetries: 0 });
@@ -345,7 +355,12 @@ describe("front door retries", () => {
 });
 
 test("metrics: retries and fallbacks by provider and cause, each provider's breaker state", async () => {
-  const config = testConfig(yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n  breaker: { failure_threshold: 3, open_ms: 60000 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY });
+  const config = testConfig(
+    yaml(
+      `  retry: { max_attempts: 2, base_backoff_ms: 1 }\n  breaker: { failure_threshold: 3, open_ms: 60000 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`,
+    ),
+    { OK: OPENAI_KEY, AK: ANTHROPIC_KEY },
+  );
   const providerHealth = new ProviderHealth(config.resilience);
   const metrics = new GatewayMetrics({ breakers: providerHealth }, { defaultMetrics: false });
   const logger = pino({ level: "silent" });
@@ -372,7 +387,9 @@ test("metrics: retries and fallbacks by provider and cause, each provider's brea
 
 for (const transport of ["front door", "envoy + ext_proc"] as const) {
   test(`an Anthropic client whose provider is overloaded gets the OpenAI fallback's answer as an Anthropic message (${transport})`, async () => {
-    const gateway = await startTestGateway(testConfig(yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { claude-haiku-4-5: [gpt-4o-mini] }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }));
+    const gateway = await startTestGateway(
+      testConfig(yaml(`  retry: { max_attempts: 1 }\n  fallbacks: { claude-haiku-4-5: [gpt-4o-mini] }\n`), { OK: OPENAI_KEY, AK: ANTHROPIC_KEY }),
+    );
     let base = `http://127.0.0.1:${gateway.frontDoor.port}`;
     let close = () => gateway.close();
     if (transport === "envoy + ext_proc") {
@@ -394,7 +411,9 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       const client = new Anthropic({ baseURL: base, apiKey: "client-key", maxRetries: 0 });
       anthropic.queue({ error: { type: "overloaded_error", message: "Overloaded" } });
       const calls = counter();
-      const { data, response } = await client.messages.create({ model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "Say hello" }] }).withResponse();
+      const { data, response } = await client.messages
+        .create({ model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "Say hello" }] })
+        .withResponse();
       assert.equal(data.type, "message");
       const first = data.content[0];
       assert.equal(first?.type === "text" ? first.text : undefined, OPENAI_TEXT);
@@ -412,7 +431,8 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
   test(`tracing (${transport}): one CLIENT span per attempt, retries and the fallback included`, async () => {
     const receiver = await startOtlpReceiver();
     const config = testConfig(
-      yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`) + `telemetry:\n  tracing: { enable: true, endpoint: '${receiver.endpoint}', service_name: gearbox-failover }\n`,
+      yaml(`  retry: { max_attempts: 2, base_backoff_ms: 1 }\n  fallbacks: { gpt-4o-mini: [claude-haiku-4-5] }\n`) +
+        `telemetry:\n  tracing: { enable: true, endpoint: '${receiver.endpoint}', service_name: gearbox-failover }\n`,
       { OK: OPENAI_KEY, AK: ANTHROPIC_KEY },
     );
     const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: "gearbox" });
@@ -441,7 +461,9 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
       const traceId = response.headers.get("x-gearbox-trace-id");
       assert.ok(traceId);
       const calls = (spans: readonly ReceivedSpan[]) => spans.filter((s) => s.traceId === traceId && s.kind === SPAN_KIND.client);
-      const spans = calls(await receiver.waitFor((all) => calls(all).length >= (envoy ? 2 : 3) && all.some((s) => s.traceId === traceId && s.parentSpanId === ""), 5000));
+      const spans = calls(
+        await receiver.waitFor((all) => calls(all).length >= (envoy ? 2 : 3) && all.some((s) => s.traceId === traceId && s.parentSpanId === ""), 5000),
+      );
       const byProvider = (name: string) => spans.filter((s) => s.attributes["gen_ai.provider.name"] === name).sort((a, b) => Number(a.startNs - b.startNs));
       const primary = byProvider("openai");
       const fallback = byProvider("anthropic");

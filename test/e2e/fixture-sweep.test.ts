@@ -35,19 +35,35 @@ interface Sweep {
 }
 
 const SWEEPS: Sweep[] = [
-  ...["openai", "deepseek", "groq", "mistral", "xai", "openai-compatible"].map(
-    (p): Sweep => ({
-      kind: "openai",
-      folder: `vercel-ai/${p}`,
-      json: (f) => f.endsWith(".json") && !f.includes("transcription"),
-      stream: (f) => f.endsWith(".chunks.txt"),
-      streamBytes: (name) => Buffer.from(chunkLinesToSseEvents(loadChunkLines(name)).join("")),
-    }),
-  ),
-  { kind: "anthropic", folder: "vercel-ai/anthropic", json: (f) => f.endsWith(".json"), stream: (f) => f.endsWith(".chunks.txt"), streamBytes: (name) => Buffer.from(anthropicSseEvents(loadChunkLines(name)).join("")) },
+  ...["openai", "deepseek", "groq", "mistral", "xai", "openai-compatible"].map((p): Sweep => ({
+    kind: "openai",
+    folder: `vercel-ai/${p}`,
+    json: (f) => f.endsWith(".json") && !f.includes("transcription"),
+    stream: (f) => f.endsWith(".chunks.txt"),
+    streamBytes: (name) => Buffer.from(chunkLinesToSseEvents(loadChunkLines(name)).join("")),
+  })),
+  {
+    kind: "anthropic",
+    folder: "vercel-ai/anthropic",
+    json: (f) => f.endsWith(".json"),
+    stream: (f) => f.endsWith(".chunks.txt"),
+    streamBytes: (name) => Buffer.from(anthropicSseEvents(loadChunkLines(name)).join("")),
+  },
   { kind: "gemini", folder: "vercel-ai/google", json: (f) => f.endsWith(".json"), stream: (f) => f.endsWith(".chunks.txt"), streamBytes: geminiStreamBytes },
-  { kind: "gemini", folder: "firebase-gemini/googleai", json: (f) => f.endsWith(".json"), stream: (f) => f.startsWith("streaming-") && f.endsWith(".txt"), streamBytes: geminiStreamBytes },
-  { kind: "ollama", folder: "ollama", json: (f) => f.startsWith("chat") && f.endsWith(".json"), stream: (f) => f.endsWith(".ndjson"), streamBytes: readNdjsonFixture },
+  {
+    kind: "gemini",
+    folder: "firebase-gemini/googleai",
+    json: (f) => f.endsWith(".json"),
+    stream: (f) => f.startsWith("streaming-") && f.endsWith(".txt"),
+    streamBytes: geminiStreamBytes,
+  },
+  {
+    kind: "ollama",
+    folder: "ollama",
+    json: (f) => f.startsWith("chat") && f.endsWith(".json"),
+    stream: (f) => f.endsWith(".ndjson"),
+    streamBytes: readNdjsonFixture,
+  },
 ];
 
 const config = testConfig(`providers:
@@ -71,7 +87,12 @@ function recordedStatus(body: Buffer): number {
 }
 
 function translate(kind: Sweep["kind"], stream: boolean, upstream: Buffer): Served {
-  const parsed = openaiChatEndpoint.parse({ model: "m", messages: [{ role: "user", content: "hi" }], stream, stream_options: stream ? { include_usage: true } : undefined });
+  const parsed = openaiChatEndpoint.parse({
+    model: "m",
+    messages: [{ role: "user", content: "hi" }],
+    stream,
+    stream_options: stream ? { include_usage: true } : undefined,
+  });
   assert.ok(parsed.ok);
   const plan = parsed.value.plan(providerFor(kind), { upstreamModel: "m", forceStreamUsage: true });
   if (!stream) {
@@ -120,7 +141,8 @@ for (const sweep of SWEEPS) {
           for (const c of res.choices) {
             assert.equal(c.message.role, "assistant");
             assert.ok(c.finish_reason === null || FINISH.has(c.finish_reason), `finish ${String(c.finish_reason)}`);
-            for (const call of c.message.tool_calls ?? []) if (call.type === "function") assert.doesNotThrow(() => JSON.parse(call.function.arguments) as unknown);
+            for (const call of c.message.tool_calls ?? [])
+              if (call.type === "function") assert.doesNotThrow(() => JSON.parse(call.function.arguments) as unknown);
           }
         } catch (err) {
           assert.ok(err instanceof OpenAI.APIError, `not a clean OpenAI error: ${String(err)}`);
@@ -133,9 +155,13 @@ for (const sweep of SWEEPS) {
       test(`${file}: the SDK's stream helper rebuilds it`, async () => {
         served = translate(sweep.kind, true, sweep.streamBytes(name));
         try {
-          const final = await client.chat.completions.stream({ model: "m", messages: [{ role: "user", content: "hi" }], stream_options: { include_usage: true } }).finalChatCompletion();
+          const final = await client.chat.completions
+            .stream({ model: "m", messages: [{ role: "user", content: "hi" }], stream_options: { include_usage: true } })
+            .finalChatCompletion();
           assert.ok(final.choices.length >= 1);
-          for (const c of final.choices) for (const call of c.message.tool_calls ?? []) if (call.type === "function") assert.doesNotThrow(() => JSON.parse(call.function.arguments) as unknown);
+          for (const c of final.choices)
+            for (const call of c.message.tool_calls ?? [])
+              if (call.type === "function") assert.doesNotThrow(() => JSON.parse(call.function.arguments) as unknown);
         } catch (err) {
           assert.ok(err instanceof OpenAI.APIError, `not a clean OpenAI error: ${String(err)}`);
         }

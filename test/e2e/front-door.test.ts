@@ -37,7 +37,10 @@ test("front door: an unreachable provider is a 502 OpenAI error, and the server 
   const gateway = await startTestGateway(testConfig(openAIProviderYaml("http://127.0.0.1:9/v1"), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
   try {
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
-    await assert.rejects(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
+    await assert.rejects(
+      client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }),
+      (err: unknown) => err instanceof OpenAI.APIError && err.status === 502,
+    );
     const health = await fetch(gateway.baseURL.replace("/v1", "/healthz"));
     assert.equal(health.status, 200);
     // The record says what the client got (502), not that the client went away (499).
@@ -54,10 +57,17 @@ test("front door: a provider that does not answer within its timeout is a 504, l
   const silent = http.createServer(() => undefined);
   await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
   const { port } = silent.address() as AddressInfo;
-  const gateway = await startTestGateway(testConfig(openAIProviderYaml(`http://127.0.0.1:${port}/v1`).replace("api_key_env", "timeout_ms: 200\n    api_key_env"), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  const gateway = await startTestGateway(
+    testConfig(openAIProviderYaml(`http://127.0.0.1:${port}/v1`).replace("api_key_env", "timeout_ms: 200\n    api_key_env"), {
+      TEST_PROVIDER_KEY: PROVIDER_KEY,
+    }),
+  );
   try {
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
-    await assert.rejects(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 504);
+    await assert.rejects(
+      client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }),
+      (err: unknown) => err instanceof OpenAI.APIError && err.status === 504,
+    );
     const records = gateway.logs.filter((l) => l.msg === "request");
     assert.equal(records.length, 1);
     assert.equal(records[0]?.status, 504);

@@ -77,7 +77,12 @@ async function statusOf(promise: Promise<unknown>): Promise<{ status: number; co
     return { status: 200 };
   } catch (err) {
     const e = err as { status?: number; code?: string; message?: string; headers?: Headers };
-    return { status: e.status ?? 0, ...(e.code !== undefined && { code: e.code }), ...(e.message !== undefined && { message: e.message }), ...(e.headers !== undefined && { headers: e.headers }) };
+    return {
+      status: e.status ?? 0,
+      ...(e.code !== undefined && { code: e.code }),
+      ...(e.message !== undefined && { message: e.message }),
+      ...(e.headers !== undefined && { headers: e.headers }),
+    };
   }
 }
 
@@ -87,7 +92,11 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
 
     test("no key, an unknown key, or a key of the wrong shape: 401, nothing sent upstream", async () => {
       const seen = cloud.requests.length;
-      const anonymous = await fetch(`${base()}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ASK) });
+      const anonymous = await fetch(`${base()}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(ASK),
+      });
       assert.equal(anonymous.status, 401);
       assert.match(((await anonymous.json()) as { error: { message: string } }).error.message, /didn't provide an API key/, "as OpenAI says it");
       assert.equal((await statusOf(client("gbx_call_thisKeyWasNeverIssuedToAnyoneAtAllxxxxxxxxxx", base()).chat.completions.create(ASK))).status, 401);
@@ -96,7 +105,9 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
 
     test("a valid call key: the call goes through, and the provider never sees the caller's key", async () => {
       const seen = cloud.requests.length;
-      const { response } = await client(keys.loop ?? "", base()).chat.completions.create({ ...ASK, messages: [{ role: "user", content: `hello from ${transport}` }] }).withResponse();
+      const { response } = await client(keys.loop ?? "", base())
+        .chat.completions.create({ ...ASK, messages: [{ role: "user", content: `hello from ${transport}` }] })
+        .withResponse();
       assert.equal(response.status, 200);
       assert.equal(cloud.requests[seen]?.headers.authorization, `Bearer ${KEY}`);
     });
@@ -114,7 +125,9 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
 
 test("requests per second: over the tenant's limit → 429 naming it, with retry-after", async () => {
   const shop = client(keys.shop ?? "");
-  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => statusOf(shop.chat.completions.create({ ...ASK, messages: [{ role: "user", content: `rate ${i}` }] }))));
+  const results = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => statusOf(shop.chat.completions.create({ ...ASK, messages: [{ role: "user", content: `rate ${i}` }] }))),
+  );
   const limited = results.filter((r) => r.status === 429);
   assert.ok(results.filter((r) => r.status === 200).length <= 3, `at most 3 admitted in the second: ${results.map((r) => r.status).join(",")}`);
   assert.ok(limited.length >= 5);

@@ -22,8 +22,18 @@ interface Broken {
 
 const SSE = "text/event-stream";
 const CASES: Broken[] = [
-  { kind: "openai", contentType: SSE, what: "cut mid-event", body: 'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\ndata: {"id":"a","choi' },
-  { kind: "openai", contentType: SSE, what: "invalid JSON in an event", body: 'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\ndata: {"choices": [oops]}\n\ndata: [DONE]\n\n' },
+  {
+    kind: "openai",
+    contentType: SSE,
+    what: "cut mid-event",
+    body: 'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\ndata: {"id":"a","choi',
+  },
+  {
+    kind: "openai",
+    contentType: SSE,
+    what: "invalid JSON in an event",
+    body: 'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\ndata: {"choices": [oops]}\n\ndata: [DONE]\n\n',
+  },
   {
     kind: "anthropic",
     contentType: SSE,
@@ -39,10 +49,30 @@ const CASES: Broken[] = [
     what: "invalid JSON in an event",
     body: 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}\n\nevent: content_block_delta\ndata: {not json}\n\n',
   },
-  { kind: "gemini", contentType: SSE, what: "cut mid-event", body: 'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}}]}\r\n\r\ndata: {"candidates":[{"content":{"par' },
-  { kind: "gemini", contentType: SSE, what: "invalid JSON in an event", body: 'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}}]}\r\n\r\ndata: {"candidates": nope}\r\n\r\n' },
-  { kind: "ollama", contentType: "application/x-ndjson", what: "cut mid-line", body: '{"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}\n{"model":"m","crea' },
-  { kind: "ollama", contentType: "application/x-ndjson", what: "invalid JSON line", body: '{"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}\n{oops}\n' },
+  {
+    kind: "gemini",
+    contentType: SSE,
+    what: "cut mid-event",
+    body: 'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}}]}\r\n\r\ndata: {"candidates":[{"content":{"par',
+  },
+  {
+    kind: "gemini",
+    contentType: SSE,
+    what: "invalid JSON in an event",
+    body: 'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}}]}\r\n\r\ndata: {"candidates": nope}\r\n\r\n',
+  },
+  {
+    kind: "ollama",
+    contentType: "application/x-ndjson",
+    what: "cut mid-line",
+    body: '{"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}\n{"model":"m","crea',
+  },
+  {
+    kind: "ollama",
+    contentType: "application/x-ndjson",
+    what: "invalid JSON line",
+    body: '{"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}\n{oops}\n',
+  },
 ];
 
 const BASE_PATH = { openai: "/v1", anthropic: "/v1", gemini: "/v1beta", ollama: "" } as const;

@@ -68,21 +68,27 @@ before(async () => {
     keys[tenant] = key;
   }
   governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger: silentLogger() });
-  const logger = pino({ level: "info" }, {
-    write: (line: string) => {
-      rawLogs.push(line);
-      logs.push(JSON.parse(line) as Record<string, unknown>);
+  const logger = pino(
+    { level: "info" },
+    {
+      write: (line: string) => {
+        rawLogs.push(line);
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      },
     },
-  });
+  );
   const metrics = new GatewayMetrics({ alerts: governor.alerts });
-  const deps: ProcessorDeps = { config, logger, telemetry: new RequestTelemetry(logger, metrics), governance: { auth: createAuthDeps(config, store, {}), governor }, cache: new MemoryResponseCache(config.cache.exact.max_bytes) };
+  const deps: ProcessorDeps = {
+    config,
+    logger,
+    telemetry: new RequestTelemetry(logger, metrics),
+    governance: { auth: createAuthDeps(config, store, {}), governor },
+    cache: new MemoryResponseCache(config.cache.exact.max_bytes),
+  };
   extProc = await startExtProcServer(deps, 0, "127.0.0.1");
   envoy = await startEnvoy({
     extProc: { ...shippedEnvoySettings().extProc, address: `127.0.0.1:${extProc.port}` },
-    routes: [
-      { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
-      shippedEdgeRoute().route,
-    ],
+    routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }, shippedEdgeRoute().route],
     clusters: { openai: { url: cloud.url }, edge: shippedEdgeRoute().cluster },
   });
   metricsServer = await startMetricsServer([metrics.registry], 0, "127.0.0.1");
@@ -128,7 +134,10 @@ test("a cloud call: request, tokens, cost and latency move by the call's own num
   assert.equal(d.sum("gearbox_requests_total"), 1, "nothing else counted");
   assert.equal(d.get("gearbox_tokens_total", { type: "input", route: "cloud", model: "gpt-4.1-nano", tenant: "shop" }), usage.prompt_tokens);
   assert.equal(d.get("gearbox_tokens_total", { type: "output", route: "cloud", model: "gpt-4.1-nano", tenant: "shop" }), usage.completion_tokens);
-  assert.equal(round(d.get("gearbox_cloud_cost_usd_total", { provider: "openai", model: "gpt-4.1-nano", tenant: "shop" })), usd(usage.prompt_tokens, usage.completion_tokens));
+  assert.equal(
+    round(d.get("gearbox_cloud_cost_usd_total", { provider: "openai", model: "gpt-4.1-nano", tenant: "shop" })),
+    usd(usage.prompt_tokens, usage.completion_tokens),
+  );
   assert.equal(d.get("gearbox_request_duration_seconds_count", { endpoint: "chat_completions", route: "cloud" }), 1);
   assert.equal(d.sum("gearbox_time_to_first_token_seconds_count"), 0, "not a stream: no TTFT");
   assert.equal(d.sum("gearbox_cloud_cost_avoided_usd_total"), 0);
@@ -149,7 +158,9 @@ test("a streamed cloud call observes time to first token", async () => {
 test("an edge answer kept: edge share, edge tokens, cloud cost avoided at the fallback model's price", async () => {
   let usage: OpenAI.CompletionUsage | undefined;
   const d = await deltas(async () => {
-    const { data, response } = await client().chat.completions.create(EDGE_ASK, { headers: { "x-gearbox-route": "edge" } }).withResponse();
+    const { data, response } = await client()
+      .chat.completions.create(EDGE_ASK, { headers: { "x-gearbox-route": "edge" } })
+      .withResponse();
     assert.equal(response.headers.get("x-gearbox-route"), "edge");
     usage = data.usage;
   });
@@ -167,7 +178,9 @@ test("an edge answer kept: edge share, edge tokens, cloud cost avoided at the fa
 test("an edge answer upgraded: counted once as cloud, with the upgrade, its reason and its cost", async () => {
   let usage: OpenAI.CompletionUsage | undefined;
   const d = await deltas(async () => {
-    const { data, response } = await client().chat.completions.create({ ...EDGE_ASK, messages: [{ role: "user", content: `Classify: refund request ${SECRET_PROMPT}` }] }).withResponse();
+    const { data, response } = await client()
+      .chat.completions.create({ ...EDGE_ASK, messages: [{ role: "user", content: `Classify: refund request ${SECRET_PROMPT}` }] })
+      .withResponse();
     assert.match(response.headers.get("x-gearbox-fallback") ?? "", /^low_confidence:/);
     usage = data.usage;
   });
@@ -176,7 +189,10 @@ test("an edge answer upgraded: counted once as cloud, with the upgrade, its reas
   assert.equal(d.sum("gearbox_requests_total"), 1);
   assert.equal(d.get("gearbox_edge_answers_total", { edge_model: "tiny", outcome: "upgraded" }), 1);
   assert.equal(d.get("gearbox_upgrades_total", { reason: "low_confidence", result: "ok" }), 1);
-  assert.equal(round(d.get("gearbox_cloud_cost_usd_total", { provider: "openai", model: "gpt-4.1-nano", tenant: "shop" })), usd(usage.prompt_tokens, usage.completion_tokens));
+  assert.equal(
+    round(d.get("gearbox_cloud_cost_usd_total", { provider: "openai", model: "gpt-4.1-nano", tenant: "shop" })),
+    usd(usage.prompt_tokens, usage.completion_tokens),
+  );
   assert.equal(d.get("gearbox_tokens_total", { type: "output", route: "cloud", model: "gpt-4.1-nano", tenant: "shop" }), usage.completion_tokens);
   assert.ok(d.get("gearbox_tokens_total", { type: "input", route: "edge", model: "tiny", tenant: "shop" }) > 0, "the edge's tokens count too");
   assert.equal(d.sum("gearbox_cloud_cost_avoided_usd_total"), 0, "an upgraded answer saved nothing");
@@ -190,7 +206,9 @@ test("a cache miss then a hit: the hit is served by the cache and saves its clou
   let usage: OpenAI.CompletionUsage | undefined;
   const seen = cloud.requests.length;
   const second = await deltas(async () => {
-    const { data, response } = await client().chat.completions.create(ask, { headers: { "x-gearbox-route": "cloud" } }).withResponse();
+    const { data, response } = await client()
+      .chat.completions.create(ask, { headers: { "x-gearbox-route": "cloud" } })
+      .withResponse();
     assert.equal(response.headers.get("x-gearbox-route"), "cache");
     usage = data.usage;
   });
@@ -198,18 +216,27 @@ test("a cache miss then a hit: the hit is served by the cache and saves its clou
   assert.ok(usage);
   assert.equal(second.get("gearbox_cache_requests_total", { endpoint: "chat_completions", result: "hit", layer: "exact" }), 1);
   assert.equal(second.get("gearbox_requests_total", REQ({ route: "cache", model: "gpt-4.1-nano", tenant: "shop", status: "200" })), 1);
-  assert.equal(round(second.get("gearbox_cloud_cost_avoided_usd_total", { route: "cache", tenant: "shop" })), usd(usage.prompt_tokens, usage.completion_tokens));
+  assert.equal(
+    round(second.get("gearbox_cloud_cost_avoided_usd_total", { route: "cache", tenant: "shop" })),
+    usd(usage.prompt_tokens, usage.completion_tokens),
+  );
   assert.equal(second.sum("gearbox_tokens_total"), 0, "no model ran");
   assert.equal(second.sum("gearbox_cloud_cost_usd_total"), 0);
 });
 
 test("a 429 from a limit counts as rate limited with the limit's name; a 400 as an error with no route", async () => {
-  const limited = await deltas(async () => assert.equal(await statusOf(client("tight").chat.completions.create(cloudAsk("too many"), { headers: { "x-gearbox-route": "cloud" } })), 429));
+  const limited = await deltas(async () =>
+    assert.equal(await statusOf(client("tight").chat.completions.create(cloudAsk("too many"), { headers: { "x-gearbox-route": "cloud" } })), 429),
+  );
   assert.equal(limited.get("gearbox_rate_limited_total", { tenant: "tight", limit: "rate_limit_tokens_per_minute" }), 1);
   assert.equal(limited.get("gearbox_requests_total", REQ({ route: "none", model: "gpt-4.1-nano", tenant: "tight", status: "429" })), 1);
   assert.equal(limited.sum("gearbox_requests_total"), 1);
   const bad = await deltas(async () => {
-    const res = await fetch(`${envoy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${keys.shop ?? ""}` }, body: JSON.stringify({ model: "gpt-4.1-nano" }) });
+    const res = await fetch(`${envoy.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${keys.shop ?? ""}` },
+      body: JSON.stringify({ model: "gpt-4.1-nano" }),
+    });
     assert.equal(res.status, 400);
   });
   assert.equal(bad.get("gearbox_requests_total", REQ({ route: "none", model: "none", tenant: "shop", status: "400" })), 1);
@@ -218,7 +245,9 @@ test("a 429 from a limit counts as rate limited with the limit's name; a 400 as 
 
 test("a cost-capped tenant with degrade_to_edge: served by the edge, counted as degraded by the cap", async () => {
   const d = await deltas(async () => {
-    const { response } = await client("capped").chat.completions.create({ ...cloudAsk("degrade me"), temperature: 0 }, { headers: { "x-gearbox-route": "cloud" } }).withResponse();
+    const { response } = await client("capped")
+      .chat.completions.create({ ...cloudAsk("degrade me"), temperature: 0 }, { headers: { "x-gearbox-route": "cloud" } })
+      .withResponse();
     assert.equal(response.headers.get("x-gearbox-route"), "edge");
   });
   assert.equal(d.get("gearbox_degraded_total", { tenant: "capped", limit: "daily_cost_cap" }), 1);
@@ -227,7 +256,12 @@ test("a cost-capped tenant with degrade_to_edge: served by the edge, counted as 
 });
 
 test("an unknown model name is labelled 'other': clients cannot grow the label set", async () => {
-  const d = await deltas(async () => assert.equal(await statusOf(client().chat.completions.create({ ...cloudAsk("odd"), model: "made-up-model-8123" }, { headers: { "x-gearbox-route": "cloud" } })), 200));
+  const d = await deltas(async () =>
+    assert.equal(
+      await statusOf(client().chat.completions.create({ ...cloudAsk("odd"), model: "made-up-model-8123" }, { headers: { "x-gearbox-route": "cloud" } })),
+      200,
+    ),
+  );
   assert.equal(d.get("gearbox_requests_total", REQ({ route: "cloud", model: "other", tenant: "shop", status: "200" })), 1);
   const text = await (await fetch(metricsUrl())).text();
   assert.ok(!text.includes("made-up-model-8123"));
@@ -236,7 +270,9 @@ test("an unknown model name is labelled 'other': clients cannot grow the label s
 
 test("the request log: one line per request with its request id; no prompt text, no key, anywhere", async () => {
   const mark = logs.length;
-  const { response } = await client().chat.completions.create(cloudAsk("logged"), { headers: { "x-gearbox-route": "cloud" } }).withResponse();
+  const { response } = await client()
+    .chat.completions.create(cloudAsk("logged"), { headers: { "x-gearbox-route": "cloud" } })
+    .withResponse();
   const lines = logs.slice(mark).filter((l) => l.msg === "request");
   assert.equal(lines.length, 1);
   const line = lines[0] ?? {};

@@ -67,7 +67,10 @@ export function openAIConformance(name: string, makeTransport: TransportFactory)
       upstream.queue({ fixture: "vercel-ai/openai/openai-text" });
       const seen = upstream.requests.length;
       const { data, response } = await client.chat.completions
-        .create({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "Invent a holiday" }], temperature: 0.2 }, { headers: { "x-gearbox-route": "cloud" } })
+        .create(
+          { model: "gpt-4.1-nano", messages: [{ role: "user", content: "Invent a holiday" }], temperature: 0.2 },
+          { headers: { "x-gearbox-route": "cloud" } },
+        )
         .withResponse();
       assert.equal(data.choices[0]?.message.content, fixture.choices[0]?.message.content);
       assert.ok(data.usage && data.usage.total_tokens > 0);
@@ -164,7 +167,11 @@ export function openAIConformance(name: string, makeTransport: TransportFactory)
     });
 
     test("bad input: wrong content-type → 415", async () => {
-      await assertOpenAIError(await post("/chat/completions", "model=x", { "content-type": "application/x-www-form-urlencoded" }), 415, "unsupported_media_type");
+      await assertOpenAIError(
+        await post("/chat/completions", "model=x", { "content-type": "application/x-www-form-urlencoded" }),
+        415,
+        "unsupported_media_type",
+      );
     });
 
     test("bad input: empty body → 400 empty_body", async () => {
@@ -182,7 +189,13 @@ export function openAIConformance(name: string, makeTransport: TransportFactory)
     });
 
     test("bad input: wrong type deep inside → 400 naming the path", async () => {
-      const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }, { role: "user", content: [{ type: "image_url", image_url: {} }] }] });
+      const body = JSON.stringify({
+        model: "m",
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "user", content: [{ type: "image_url", image_url: {} }] },
+        ],
+      });
       const error = await assertOpenAIError(await post("/chat/completions", body), 400);
       assert.equal(error.param, "messages[1].content[0].image_url.url");
     });

@@ -46,7 +46,9 @@ const headerValues = (requests: { headers: Record<string, string | string[] | un
 
 function openAIText(name: string, stream: boolean): string {
   if (!stream) return String(obj(obj(arr(obj(loadJsonFixture(name)).choices)[0]).message).content);
-  return loadChunkFixture(name).map((c) => text(obj(obj(arr(obj(c).choices)[0]).delta).content)).join("");
+  return loadChunkFixture(name)
+    .map((c) => text(obj(obj(arr(obj(c).choices)[0]).delta).content))
+    .join("");
 }
 
 function openAITool(name: string, stream: boolean): ToolCallFacts {
@@ -100,8 +102,13 @@ export const BACKENDS: BackendCase[] = [
         queueText(stream) {
           const fixture = "vercel-ai/anthropic/anthropic-text";
           up.queue({ fixture, pacing: { splitEvents: true } });
-          if (!stream) return arr(obj(loadJsonFixture(fixture)).content).map((b) => (obj(b).type === "text" ? String(obj(b).text) : "")).join("");
-          return loadChunkFixture(fixture).map((e) => (obj(obj(e).delta).type === "text_delta" ? String(obj(obj(e).delta).text) : "")).join("");
+          if (!stream)
+            return arr(obj(loadJsonFixture(fixture)).content)
+              .map((b) => (obj(b).type === "text" ? String(obj(b).text) : ""))
+              .join("");
+          return loadChunkFixture(fixture)
+            .map((e) => (obj(obj(e).delta).type === "text_delta" ? String(obj(obj(e).delta).text) : ""))
+            .join("");
         },
         queueToolCall(stream) {
           const fixture = "vercel-ai/anthropic/anthropic-json-tool.1";
@@ -134,7 +141,10 @@ export const BACKENDS: BackendCase[] = [
           const fixture = "vercel-ai/google/google-text";
           up.queue({ fixture, pacing: { splitEvents: true } });
           const responses = stream ? loadChunkFixture(fixture) : [loadJsonFixture(fixture)];
-          return responses.flatMap(parts).map((p) => (typeof p.text === "string" && p.thought !== true ? p.text : "")).join("");
+          return responses
+            .flatMap(parts)
+            .map((p) => (typeof p.text === "string" && p.thought !== true ? p.text : ""))
+            .join("");
         },
         queueToolCall(stream) {
           const fixture = "vercel-ai/google/google-tool-call";

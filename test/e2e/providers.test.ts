@@ -60,7 +60,13 @@ for (const backendCase of BACKENDS) {
       test("OpenAI SDK: text", async () => {
         const expected = backend.queueText(false);
         const { data, response } = await openai.chat.completions
-          .create({ model: backendCase.model, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }] })
+          .create({
+            model: backendCase.model,
+            messages: [
+              { role: "system", content: "Be brief." },
+              { role: "user", content: "Hello" },
+            ],
+          })
           .withResponse();
         assert.equal(data.choices[0]?.message.content, expected);
         assert.equal(data.object, "chat.completion");
@@ -92,7 +98,11 @@ for (const backendCase of BACKENDS) {
 
       test("OpenAI SDK: tool call", async () => {
         const expected = backend.queueToolCall(false);
-        const res = await openai.chat.completions.create({ model: backendCase.model, messages: [{ role: "user", content: "Weather?" }], tools: [WEATHER_TOOL] });
+        const res = await openai.chat.completions.create({
+          model: backendCase.model,
+          messages: [{ role: "user", content: "Weather?" }],
+          tools: [WEATHER_TOOL],
+        });
         const call = res.choices[0]?.message.tool_calls?.[0];
         assert.ok(call?.type === "function");
         assert.equal(call.function.name, expected.name);
@@ -116,7 +126,9 @@ for (const backendCase of BACKENDS) {
           const message = await anthropic.messages.create({ model: backendCase.model, max_tokens: 256, messages: [{ role: "user", content: "Hello" }] });
           assert.equal(message.content.map((b) => (b.type === "text" ? b.text : "")).join(""), expected);
           const expectedStream = backend.queueText(true);
-          const final = await anthropic.messages.stream({ model: backendCase.model, max_tokens: 256, messages: [{ role: "user", content: "Hello" }] }).finalMessage();
+          const final = await anthropic.messages
+            .stream({ model: backendCase.model, max_tokens: 256, messages: [{ role: "user", content: "Hello" }] })
+            .finalMessage();
           assert.equal(final.content.map((b) => (b.type === "text" ? b.text : "")).join(""), expectedStream);
           assert.ok(final.stop_reason === "end_turn" || final.stop_reason === "max_tokens");
         });

@@ -23,8 +23,7 @@ const ECHOING = {
   server: "cloudflare",
 };
 
-const chat = (stream: boolean) =>
-  JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "hi" }], ...(stream && { stream: true }) });
+const chat = (stream: boolean) => JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "hi" }], ...(stream && { stream: true }) });
 
 function assertScreened(res: Response): void {
   for (const [name, value] of res.headers) assert.doesNotMatch(value, new RegExp(PROVIDER_KEY), `${name} leaks the provider key`);

@@ -68,7 +68,12 @@ async function setup(limiter: "memory" | "redis"): Promise<Setup> {
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const governor = new Governor({ store, runaway: config.runaway, logger });
   const metrics = new GatewayMetrics();
-  const deps: ProcessorDeps = { config, logger, telemetry: new RequestTelemetry(logger, metrics), governance: { auth: createAuthDeps(config, tenants, {}), governor } };
+  const deps: ProcessorDeps = {
+    config,
+    logger,
+    telemetry: new RequestTelemetry(logger, metrics),
+    governance: { auth: createAuthDeps(config, tenants, {}), governor },
+  };
   const gateway = await startGatewayPair(deps, cloud.url);
   return {
     cloud,
@@ -122,7 +127,12 @@ async function replays(metrics: GatewayMetrics): Promise<number> {
   return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
 }
 
-const ask = (content: string, stream = false) => ({ model: "gpt-4.1-nano", messages: [{ role: "user" as const, content }], max_tokens: 16, ...(stream && { stream: true }) });
+const ask = (content: string, stream = false) => ({
+  model: "gpt-4.1-nano",
+  messages: [{ role: "user" as const, content }],
+  max_tokens: 16,
+  ...(stream && { stream: true }),
+});
 
 for (const limiter of ["memory", "redis"] as const) {
   describe(`runaway protection, ${limiter} limiter`, () => {
@@ -152,7 +162,9 @@ for (const limiter of ["memory", "redis"] as const) {
       test(`${transport}: ${KEYS} keyless callers on distinct source addresses send one identical prompt: all reach the provider`, async () => {
         const seen = s.cloud.requests.length;
         const prompt = ask(`Write a short welcome message (${transport}, addresses)`);
-        const answers = await Promise.all(Array.from({ length: KEYS }, (_, i) => post(`${base()}/chat/completions`, prompt, { localAddress: `127.0.0.${i + 2}` })));
+        const answers = await Promise.all(
+          Array.from({ length: KEYS }, (_, i) => post(`${base()}/chat/completions`, prompt, { localAddress: `127.0.0.${i + 2}` })),
+        );
         assert.deepEqual(
           answers.map((a) => `${a.status} ${String(a.headers["x-gearbox-route"])}`),
           answers.map(() => "200 cloud"),
@@ -210,7 +222,10 @@ for (const limiter of ["memory", "redis"] as const) {
         }
         assert.equal(s.cloud.requests.length - seen, MAX);
         for (const text of texts.slice(MAX)) assert.equal(text, texts[MAX - 1]);
-        assert.ok(types.every((t) => t?.startsWith("text/event-stream")), types.join());
+        assert.ok(
+          types.every((t) => t?.startsWith("text/event-stream")),
+          types.join(),
+        );
         let content = "";
         for await (const chunk of await client.chat.completions.create({ ...prompt, stream: true })) content += chunk.choices[0]?.delta.content ?? "";
         assert.ok(content.length > 0);
@@ -228,7 +243,10 @@ for (const limiter of ["memory", "redis"] as const) {
         // A 400 (a 5xx might be retried or failed over by provider resilience).
         s.cloud.queue({ fixture: "vercel-ai/openai/reasoning-model-legacy-parameter-error", status: 400 });
         await assert.rejects(client.chat.completions.create(prompt), (err: { status?: number }) => err.status === 400);
-        await assert.rejects(client.chat.completions.create(prompt), (err: { status?: number; code?: string }) => err.status === 429 && err.code === "runaway_request_loop");
+        await assert.rejects(
+          client.chat.completions.create(prompt),
+          (err: { status?: number; code?: string }) => err.status === 429 && err.code === "runaway_request_loop",
+        );
         assert.equal(s.cloud.requests.length - seen, MAX);
       });
     }

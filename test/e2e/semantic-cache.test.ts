@@ -39,7 +39,10 @@ interface Gateway {
 
 /** A gateway over `extraYaml` (the semantic cache's settings), with tenants `shop` and `other`. */
 async function startGateway(cloud: OpenAIUpstream, extraYaml: string, redisUrl?: string): Promise<Gateway> {
-  const config: GatewayConfig = testConfig(`providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: K }\ntenants:\n  - { id: shop }\n  - { id: other }\n${extraYaml}`, { K: KEY });
+  const config: GatewayConfig = testConfig(
+    `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: K }\ntenants:\n  - { id: shop }\n  - { id: other }\n${extraYaml}`,
+    { K: KEY },
+  );
   const store = new MemoryTenantStore();
   const keys: Record<string, string> = {};
   for (const tenant of ["shop", "other"]) {
@@ -100,11 +103,26 @@ describe("semantic cache, built-in embedder, memory store", () => {
 
   for (const transport of ["front door", "envoy + ext_proc"] as const) {
     const client = (tenant = "shop") =>
-      new OpenAI({ baseURL: transport === "front door" ? `http://127.0.0.1:${gateway.pair.frontDoor.port}/v1` : `${gateway.pair.envoy.url}/v1`, apiKey: gateway.keys[tenant] ?? "", maxRetries: 0 });
+      new OpenAI({
+        baseURL: transport === "front door" ? `http://127.0.0.1:${gateway.pair.frontDoor.port}/v1` : `${gateway.pair.envoy.url}/v1`,
+        apiKey: gateway.keys[tenant] ?? "",
+        maxRetries: 0,
+      });
     // Each transport asks its own questions (one cache serves both).
-    const q = transport === "front door"
-      ? { asked: "How do I reverse a list in Python?", paraphrase: "How can I reverse a list in Python?", why: "Why do I reverse a list in Python?", money: ["Convert 25 USD to EUR", "Convert 35 USD to EUR"] }
-      : { asked: "How do I read a CSV file in Go?", paraphrase: "How can I read a CSV file in Go?", why: "Why do I read a CSV file in Go?", money: ["How much is 40 GBP in Japanese yen today?", "How much is 45 GBP in Japanese yen today?"] };
+    const q =
+      transport === "front door"
+        ? {
+            asked: "How do I reverse a list in Python?",
+            paraphrase: "How can I reverse a list in Python?",
+            why: "Why do I reverse a list in Python?",
+            money: ["Convert 25 USD to EUR", "Convert 35 USD to EUR"],
+          }
+        : {
+            asked: "How do I read a CSV file in Go?",
+            paraphrase: "How can I read a CSV file in Go?",
+            why: "Why do I read a CSV file in Go?",
+            money: ["How much is 40 GBP in Japanese yen today?", "How much is 45 GBP in Japanese yen today?"],
+          };
 
     test(`${transport}: a paraphrase is answered from the cache; scope, numbers and question type keep others out`, async () => {
       const upstream = () => cloud.requests.length;
@@ -132,8 +150,24 @@ describe("semantic cache, built-in embedder, memory store", () => {
       const misses: [string, () => Promise<unknown>][] = [
         ["another tenant", () => client("other").chat.completions.create(question(q.paraphrase))],
         ["another model", () => client().chat.completions.create(question(q.paraphrase, { model: "gpt-4.1-mini" }))],
-        ["another system prompt", () => client().chat.completions.create({ ...question(q.paraphrase), messages: [{ role: "system", content: "Answer in French." }, { role: "user", content: q.paraphrase }] })],
-        ["tools", () => client().chat.completions.create(question(q.paraphrase, { tools: [{ type: "function", function: { name: "run_python", parameters: { type: "object", properties: {} } } }] }))],
+        [
+          "another system prompt",
+          () =>
+            client().chat.completions.create({
+              ...question(q.paraphrase),
+              messages: [
+                { role: "system", content: "Answer in French." },
+                { role: "user", content: q.paraphrase },
+              ],
+            }),
+        ],
+        [
+          "tools",
+          () =>
+            client().chat.completions.create(
+              question(q.paraphrase, { tools: [{ type: "function", function: { name: "run_python", parameters: { type: "object", properties: {} } } }] }),
+            ),
+        ],
         ["another question type (why, not how)", () => client().chat.completions.create(question(q.why))],
       ];
       for (const [what, ask] of misses) {
@@ -149,7 +183,9 @@ describe("semantic cache, built-in embedder, memory store", () => {
       await stored(gateway.semantic, storedBefore + 1);
       const rejected = gateway.semantic.stats.guard_rejected;
       const before = cloud.requests.length;
-      const other = await client().chat.completions.create(question(q.money[1] ?? "")).withResponse();
+      const other = await client()
+        .chat.completions.create(question(q.money[1] ?? ""))
+        .withResponse();
       assert.equal(other.response.headers.get("x-gearbox-route"), "cloud");
       assert.equal(cloud.requests.length, before + 1);
       assert.equal(gateway.semantic.stats.guard_rejected, rejected + 1, "rejected by the guard, not for want of similarity");
@@ -172,7 +208,17 @@ async function judge(): Promise<{ address: string; answer: { content: string }; 
           object: "chat.completion",
           created: 1,
           model: "judge",
-          choices: [{ index: 0, message: { role: "assistant", content }, logprobs: { content: [{ token: content, logprob: Math.log(0.95), bytes: [], top_logprobs: [{ token: content, logprob: Math.log(0.95), bytes: [] }] }], refusal: null }, finish_reason: "length" }],
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content },
+              logprobs: {
+                content: [{ token: content, logprob: Math.log(0.95), bytes: [], top_logprobs: [{ token: content, logprob: Math.log(0.95), bytes: [] }] }],
+                refusal: null,
+              },
+              finish_reason: "length",
+            },
+          ],
         }),
       );
     });
@@ -194,7 +240,10 @@ describe("semantic cache with edge verification", () => {
   before(async () => {
     cloud = await startOpenAIUpstream({ apiKey: KEY });
     verifier = await judge();
-    gateway = await startGateway(cloud, `${SEMANTIC}    verify: { enable: true, model: judge }\nedge:\n  agents:\n    - { address: '${verifier.address}', models: [judge] }\n`);
+    gateway = await startGateway(
+      cloud,
+      `${SEMANTIC}    verify: { enable: true, model: judge }\nedge:\n  agents:\n    - { address: '${verifier.address}', models: [judge] }\n`,
+    );
   });
   after(async () => {
     await gateway.close();

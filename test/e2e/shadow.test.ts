@@ -31,7 +31,16 @@ import { testConfig } from "../support/gateway.ts";
 import { Samples } from "../support/prometheus.ts";
 
 /** What the provider answers every request with, byte for byte. */
-const ANSWER = Buffer.from(JSON.stringify({ id: "chatcmpl-shadow", object: "chat.completion", created: 1, model: "gpt-4.1-nano", choices: [{ index: 0, message: { role: "assistant", content: "from the provider" }, finish_reason: "stop" }], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } }));
+const ANSWER = Buffer.from(
+  JSON.stringify({
+    id: "chatcmpl-shadow",
+    object: "chat.completion",
+    created: 1,
+    model: "gpt-4.1-nano",
+    choices: [{ index: 0, message: { role: "assistant", content: "from the provider" }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+  }),
+);
 
 let provider: TestUpstream;
 /** Where Gearbox's own routing would send a call: nothing may arrive here in shadow mode. */
@@ -127,19 +136,30 @@ for (const transport of ["shadow config", "observability mode"] as const) {
   describe(`shadow via ${transport}`, () => {
     let n = 0;
     /** Sends `body` as the client would; checks nothing changed on either side; returns the log line and metric change. */
-    async function passThrough(tenant: string, body: string, extraHeaders: Record<string, string> = {}): Promise<{ line: Record<string, unknown>; delta: Samples }> {
+    async function passThrough(
+      tenant: string,
+      body: string,
+      extraHeaders: Record<string, string> = {},
+    ): Promise<{ line: Record<string, unknown>; delta: Samples }> {
       const envoy = envoys[transport];
       assert.ok(envoy);
       const requestId = `shadow-${transport.replace(/ /g, "-")}-${++n}`;
       const before = await shadowSamples();
       const seen = provider.requests.length;
-      const headers = { "content-type": "application/json", authorization: `Bearer ${keys[tenant] ?? ""}`, "x-request-id": requestId, "x-client-marker": "kept", ...extraHeaders };
+      const headers = {
+        "content-type": "application/json",
+        authorization: `Bearer ${keys[tenant] ?? ""}`,
+        "x-request-id": requestId,
+        "x-client-marker": "kept",
+        ...extraHeaders,
+      };
       const res = await fetch(`${envoy.url}/v1/chat/completions?api-version=1`, { method: "POST", headers, body });
       const bytes = Buffer.from(await res.arrayBuffer());
       assert.equal(res.status, 200, "the provider's status, not Gearbox's");
       assert.deepEqual(bytes, ANSWER, "the provider's answer, byte for byte");
       assert.equal(res.headers.get("x-upstream"), "provider");
-      for (const name of ["x-gearbox-route", "x-gearbox-reason", "x-gearbox-request-id", "x-gearbox-cache", "x-ratelimit-limit-requests"]) assert.equal(res.headers.get(name), null, `${name} added`);
+      for (const name of ["x-gearbox-route", "x-gearbox-reason", "x-gearbox-request-id", "x-gearbox-cache", "x-ratelimit-limit-requests"])
+        assert.equal(res.headers.get(name), null, `${name} added`);
       assert.equal(provider.requests.length, seen + 1);
       assert.equal(routed.requests.length, 0, "nothing went where Gearbox would route");
       const got = provider.requests[seen];
@@ -149,11 +169,22 @@ for (const transport of ["shadow config", "observability mode"] as const) {
       assert.equal(got.headers.authorization, headers.authorization, "the client's own credentials, not Gearbox's");
       assert.equal(got.headers["x-client-marker"], "kept");
       for (const [name, value] of Object.entries(extraHeaders)) assert.equal(got.headers[name], value);
-      assert.deepEqual(Object.keys(got.headers).filter((h) => h.startsWith("x-gearbox-") && !(h in extraHeaders)), [], "no Gearbox header added");
+      assert.deepEqual(
+        Object.keys(got.headers).filter((h) => h.startsWith("x-gearbox-") && !(h in extraHeaders)),
+        [],
+        "no Gearbox header added",
+      );
       const line = await logLine(requestId);
       return { line, delta: (await shadowSamples()).minus(before) };
     }
-    const decision = (labels: Record<string, string>) => ({ endpoint: "chat_completions", tenant: "shop", would_cache: "none", would_status: "200", would_error: "none", ...labels });
+    const decision = (labels: Record<string, string>) => ({
+      endpoint: "chat_completions",
+      tenant: "shop",
+      would_cache: "none",
+      would_status: "200",
+      would_error: "none",
+      ...labels,
+    });
 
     test("would go to the edge: recorded, yet the provider answers", async () => {
       const { line, delta } = await passThrough("shop", JSON.stringify({ model: "tiny", messages: [{ role: "user", content: "Classify: refund" }] }));
@@ -167,7 +198,11 @@ for (const transport of ["shadow config", "observability mode"] as const) {
 
     test("would be a cache hit: recorded, yet the provider answers", async () => {
       const ask = { model: "gpt-4.1-nano", messages: [{ role: "user", content: `cached for ${transport}` }], temperature: 0 };
-      const fill = await fetch(`http://127.0.0.1:${frontDoor.port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${keys.shop ?? ""}` }, body: JSON.stringify(ask) });
+      const fill = await fetch(`http://127.0.0.1:${frontDoor.port}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${keys.shop ?? ""}` },
+        body: JSON.stringify(ask),
+      });
       assert.equal(fill.status, 200);
       await fill.arrayBuffer();
       const { line, delta } = await passThrough("shop", JSON.stringify(ask), { "x-gearbox-route": "cloud" });
@@ -181,11 +216,20 @@ for (const transport of ["shadow config", "observability mode"] as const) {
       assert.equal(limited.line.shadow_route, "reject");
       assert.equal(limited.line.shadow_status, 429);
       assert.equal(limited.line.shadow_error_code, "rate_limit_tokens_per_minute");
-      assert.equal(limited.delta.get("gearbox_shadow_decisions_total", decision({ tenant: "tight", would_route: "reject", would_status: "429", would_error: "rate_limit_tokens_per_minute" })), 1);
+      assert.equal(
+        limited.delta.get(
+          "gearbox_shadow_decisions_total",
+          decision({ tenant: "tight", would_route: "reject", would_status: "429", would_error: "rate_limit_tokens_per_minute" }),
+        ),
+        1,
+      );
       const invalid = await passThrough("shop", '{"model": "gpt-4.1-nano", "messages": [');
       assert.equal(invalid.line.shadow_status, 400);
       assert.equal(invalid.line.shadow_error_code, "invalid_json");
-      assert.equal(invalid.delta.get("gearbox_shadow_decisions_total", decision({ would_route: "reject", would_status: "400", would_error: "invalid_json" })), 1);
+      assert.equal(
+        invalid.delta.get("gearbox_shadow_decisions_total", decision({ would_route: "reject", would_status: "400", would_error: "invalid_json" })),
+        1,
+      );
     });
   });
 }

@@ -156,7 +156,10 @@ test("Redis stopped, restarted, frozen and woken under steady traffic: no reques
     await sleep(1_000);
   });
 
-  const byStatus = outcomes.reduce<Record<string, number>>((acc, o) => ({ ...acc, [`${o.status}${o.code ? ` ${o.code}` : ""}`]: (acc[`${o.status}${o.code ? ` ${o.code}` : ""}`] ?? 0) + 1 }), {});
+  const byStatus = outcomes.reduce<Record<string, number>>(
+    (acc, o) => ({ ...acc, [`${o.status}${o.code ? ` ${o.code}` : ""}`]: (acc[`${o.status}${o.code ? ` ${o.code}` : ""}`] ?? 0) + 1 }),
+    {},
+  );
   t.diagnostic(`${outcomes.length} requests: ${JSON.stringify(byStatus)}; shared state ${JSON.stringify(governed.sharedState.stats())}`);
   const failed = outcomes.filter((o) => o.status !== 200 && !(o.status === 429 && o.code === "rate_limit_requests_per_second"));
   assert.deepEqual(failed, [], "every request answered 200, or 429 by the tenant's limit");

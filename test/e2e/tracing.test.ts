@@ -74,10 +74,7 @@ async function tracedGateway(transport: "front door" | "envoy + ext_proc", ratio
   if (transport === "envoy + ext_proc") {
     const envoy = await startEnvoy({
       extProc: { ...shippedEnvoySettings().extProc, address: `127.0.0.1:${extProc.port}` },
-      routes: [
-        { header: "x-gearbox-upstream", value: "openai", cluster: "openai" },
-        shippedEdgeRoute().route,
-      ],
+      routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }, shippedEdgeRoute().route],
       clusters: { openai: { url: cloud.url }, edge: shippedEdgeRoute().cluster },
     });
     base = envoy.url;
@@ -135,7 +132,11 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
 
         await Promise.all([gateway.tracing.forceFlush(), agentTracing.forceFlush()]);
         const spans = (
-          await receiver.waitFor((all) => all.some((s) => s.traceId === callerTrace && s.service === "gearbox-edge-agent") && all.some((s) => s.traceId === callerTrace && s.parentSpanId === callerSpan))
+          await receiver.waitFor(
+            (all) =>
+              all.some((s) => s.traceId === callerTrace && s.service === "gearbox-edge-agent") &&
+              all.some((s) => s.traceId === callerTrace && s.parentSpanId === callerSpan),
+          )
         ).filter((s) => s.traceId === callerTrace);
 
         const root = one(spans, "root", (s) => s.parentSpanId === callerSpan);
@@ -155,7 +156,8 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
         assert.match(root.attributes["gearbox.upgrade.reason"] as string, /^low_confidence:/);
         assert.equal(root.attributes["http.response.status_code"], 200);
 
-        for (const phase of ["gearbox.parse", "gearbox.decision", "gearbox.response"]) assert.equal(one(spans, phase, (s) => s.name === phase).parentSpanId, root.spanId, `${phase} is a child of the root`);
+        for (const phase of ["gearbox.parse", "gearbox.decision", "gearbox.response"])
+          assert.equal(one(spans, phase, (s) => s.name === phase).parentSpanId, root.spanId, `${phase} is a child of the root`);
 
         const edgeCall = one(spans, "edge call", (s) => s.attributes["gearbox.upstream"] === "edge");
         assert.equal(edgeCall.parentSpanId, root.spanId);
@@ -208,7 +210,10 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
         await Promise.all([gateway.tracing.forceFlush(), agentTracing.forceFlush()]);
         await marker.shutdown();
         await receiver.waitFor((all) => all.some((s) => s.service === "marker"));
-        assert.deepEqual(receiver.spans.filter((s) => s.traceId === traceId), []);
+        assert.deepEqual(
+          receiver.spans.filter((s) => s.traceId === traceId),
+          [],
+        );
       } finally {
         await gateway.close();
       }

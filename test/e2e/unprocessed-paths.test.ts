@@ -18,7 +18,9 @@ import { openAIProviderYaml, startTestGateway, testConfig } from "../support/gat
 const BUFFER_LIMIT = 8 * 1024 * 1024; // the listener's per_connection_buffer_limit_bytes in istio/base
 const base = renderKustomize("istio/base");
 
-async function upload(mode: ProcessingMode): Promise<{ status: number; upstreamBody: Buffer | undefined; upstreamHeaders: Record<string, unknown> | undefined; messages: number }> {
+async function upload(
+  mode: ProcessingMode,
+): Promise<{ status: number; upstreamBody: Buffer | undefined; upstreamHeaders: Record<string, unknown> | undefined; messages: number }> {
   const upstream = await startUpstream("openai");
   const gateway = await startTestGateway(testConfig(openAIProviderYaml(upstream.url), { TEST_PROVIDER_KEY: "sk-gearbox-provider" }));
   const envoy = await startEnvoy({

@@ -16,7 +16,11 @@ const MODEL = "claude-sonnet-4-6";
 const MESSAGES: MessageParam[] = [{ role: "user", content: "Hello, how are you?" }];
 const DIR = "vercel-ai/anthropic";
 const files = readdirSync(`${FIXTURES_DIR}${DIR}`);
-const named = (suffix: string): string[] => files.filter((f) => f.endsWith(suffix)).map((f) => `${DIR}/${f.slice(0, -suffix.length)}`).sort();
+const named = (suffix: string): string[] =>
+  files
+    .filter((f) => f.endsWith(suffix))
+    .map((f) => `${DIR}/${f.slice(0, -suffix.length)}`)
+    .sort();
 
 async function setup(t: TestContext, options: AnthropicUpstreamOptions = {}): Promise<{ emulator: AnthropicUpstream; client: Anthropic }> {
   const emulator = await startAnthropicUpstream({ apiKey: API_KEY, ...options });
@@ -88,7 +92,10 @@ void test("the SDK's MessageStream accumulates a recorded tool call and thinking
   assert.deepEqual(tool.content, [{ type: "tool_use", id: "toolu_019Zvehfe1XQWweT1pm7okyt", name: "weather", input: { location: "San Francisco" } }]);
   assert.equal(tool.usage.output_tokens, 28);
   const thinking = await client.messages.stream({ model: MODEL, max_tokens: 64, messages: MESSAGES }).finalMessage();
-  assert.equal(thinking.content[0]?.type === "thinking" ? thinking.content[0].thinking : "", "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185");
+  assert.equal(
+    thinking.content[0]?.type === "thinking" ? thinking.content[0].thinking : "",
+    "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185",
+  );
   assert.equal(thinking.content[1]?.type === "text" ? thinking.content[1].text : "", "925 ÷ 5 = 185");
 });
 
@@ -121,7 +128,10 @@ void test("error replay: a 529 overloaded_error is the SDK's OverloadedError, st
 
 void test("error replay carries the queued status and headers (429 with retry-after)", async (t) => {
   const { emulator, client } = await setup(t);
-  emulator.queue({ error: { type: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit" }, headers: { "retry-after": "7" } });
+  emulator.queue({
+    error: { type: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit" },
+    headers: { "retry-after": "7" },
+  });
   await assert.rejects(client.messages.create({ model: MODEL, max_tokens: 64, messages: MESSAGES }), (err: unknown) => {
     assert.ok(err instanceof Anthropic.RateLimitError);
     assert.equal(err.headers.get("retry-after"), "7");
@@ -144,7 +154,11 @@ void test("an in-band error event mid-stream makes the SDK throw with the error 
       return true;
     },
   );
-  assert.deepEqual(seen.map((e) => e.type), ["message_start", "content_block_start", "content_block_delta"], "ping skipped, then the error");
+  assert.deepEqual(
+    seen.map((e) => e.type),
+    ["message_start", "content_block_start", "content_block_delta"],
+    "ping skipped, then the error",
+  );
 });
 
 void test("auth and version: Anthropic's 401 and 400 bodies; x-api-key or Bearer passes", async (t) => {
@@ -161,16 +175,20 @@ void test("auth and version: Anthropic's 401 and 400 bodies; x-api-key or Bearer
   const valid = { model: MODEL, max_tokens: 64, messages: MESSAGES };
   const v1 = { "x-api-key": API_KEY, "anthropic-version": "2023-06-01" };
   assert.deepEqual(await errorOf(await post({ "anthropic-version": "2023-06-01" }, valid)), [
-    401, { type: "error", error: { type: "authentication_error", message: "x-api-key header is required" } },
+    401,
+    { type: "error", error: { type: "authentication_error", message: "x-api-key header is required" } },
   ]);
   assert.deepEqual(await errorOf(await post({ "x-api-key": API_KEY }, valid)), [
-    400, { type: "error", error: { type: "invalid_request_error", message: "anthropic-version: header is required" } },
+    400,
+    { type: "error", error: { type: "invalid_request_error", message: "anthropic-version: header is required" } },
   ]);
   assert.deepEqual(await errorOf(await post(v1, { model: MODEL, messages: MESSAGES })), [
-    400, { type: "error", error: { type: "invalid_request_error", message: "max_tokens: Field required" } },
+    400,
+    { type: "error", error: { type: "invalid_request_error", message: "max_tokens: Field required" } },
   ]);
   assert.deepEqual(await errorOf(await post({ ...v1, "anthropic-version": "2026-10-21" }, { ...valid, temperature: 1 })), [
-    400, { type: "error", error: { type: "invalid_request_error", message: "temperature: Extra inputs are not permitted" } },
+    400,
+    { type: "error", error: { type: "invalid_request_error", message: "temperature: Extra inputs are not permitted" } },
   ]);
   assert.equal((await post(v1, valid, "/v1/complete")).status, 404);
   // x-api-key wins over a Bearer token, as at Anthropic.

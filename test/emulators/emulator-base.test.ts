@@ -55,14 +55,23 @@ for (const c of CASES) {
     const emulator = await c.start();
     t.after(() => emulator.close());
     assert.ok(emulator.baseURL.startsWith(emulator.url), "baseURL extends url");
-    const res = await fetch(`${emulator.baseURL}${c.path}?trace=1`, { method: "POST", headers: { "content-type": "application/json", ...c.headers }, body: JSON.stringify(c.body) });
+    const res = await fetch(`${emulator.baseURL}${c.path}?trace=1`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...c.headers },
+      body: JSON.stringify(c.body),
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(Buffer.from(await res.arrayBuffer()), readFixtureBytes(c.fixture, "json"));
     assert.equal(emulator.requests.length, 1);
     const record = emulator.requests[0];
     assert.ok(record);
     const own = new Set(["model", "action"]);
-    assert.deepEqual(Object.keys(record).filter((k) => !own.has(k)).sort(), RECORD_FIELDS);
+    assert.deepEqual(
+      Object.keys(record)
+        .filter((k) => !own.has(k))
+        .sort(),
+      RECORD_FIELDS,
+    );
     const path = `${new URL(emulator.baseURL).pathname.replace(/\/$/, "")}${c.path}`;
     assert.deepEqual([record.method, record.path, record.url, record.fixture], ["POST", path, `${path}?trace=1`, c.fixture]);
     assert.deepEqual(record.json, c.body);

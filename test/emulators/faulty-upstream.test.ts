@@ -18,7 +18,8 @@ void test("no fault: the recorded answer, as JSON and as a stream", async (t) =>
   const completion = await client.chat.completions.create({ model: "gpt-4.1-nano", messages: MESSAGES });
   assert.deepEqual(completion, loadJsonFixture("vercel-ai/openai/openai-text"));
   let text = "";
-  for await (const chunk of await client.chat.completions.create({ model: "gpt-4.1-nano", messages: MESSAGES, stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+  for await (const chunk of await client.chat.completions.create({ model: "gpt-4.1-nano", messages: MESSAGES, stream: true }))
+    text += chunk.choices[0]?.delta.content ?? "";
   assert.match(text, /^\*\*Holiday Name:\*\* Harmony Day/);
   assert.equal(upstream.calls, 2);
   assert.deepEqual(upstream.answers, { ok: 2 });

@@ -58,7 +58,9 @@ const FIXTURE = "vercel-ai/openai/openai-text";
 
 function errorBody(status: number): Buffer {
   const [type, code, message] =
-    status === 429 ? ["requests", "rate_limit_exceeded", "Rate limit reached for requests (fault emulator)."] : ["server_error", null, "The server had an error while processing your request (fault emulator)."];
+    status === 429
+      ? ["requests", "rate_limit_exceeded", "Rate limit reached for requests (fault emulator)."]
+      : ["server_error", null, "The server had an error while processing your request (fault emulator)."];
   return Buffer.from(JSON.stringify({ error: { message, type, param: null, code } }));
 }
 

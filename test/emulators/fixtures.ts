@@ -87,7 +87,5 @@ export function loadChunkFixture(name: string): unknown[] {
  */
 export function loadSseEvents(name: string): string[] {
   const text = readFixtureBytes(name, "sse").toString("utf8");
-  return text
-    .split(/(?<=\n\n)/)
-    .filter((event) => event.trim().length > 0);
+  return text.split(/(?<=\n\n)/).filter((event) => event.trim().length > 0);
 }

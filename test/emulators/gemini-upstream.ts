@@ -83,7 +83,12 @@ const missingKey = (): GoogleError =>
   );
 const invalidKey = (): GoogleError =>
   googleError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", [
-    { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com", metadata: { service: "generativelanguage.googleapis.com" } },
+    {
+      "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+      reason: "API_KEY_INVALID",
+      domain: "googleapis.com",
+      metadata: { service: "generativelanguage.googleapis.com" },
+    },
     { "@type": "type.googleapis.com/google.rpc.LocalizedMessage", locale: "en-US", message: "API key not valid. Please pass a valid API key." },
   ]);
 const invalidArgument = (message: string): GoogleError => googleError(400, "INVALID_ARGUMENT", message);
@@ -104,7 +109,9 @@ function hasRawStream(name: string): boolean {
 export function geminiStreamEvents(name: string): string[] | undefined {
   if (hasFixture(name, "chunks")) return loadChunkLines(name).map((line) => `data: ${line}\r\n\r\n`);
   if (!hasRawStream(name)) return undefined;
-  return readFileSync(rawStreamPath(name), "utf8").split(/(?<=\n\r?\n)/).filter((event) => event.length > 0);
+  return readFileSync(rawStreamPath(name), "utf8")
+    .split(/(?<=\n\r?\n)/)
+    .filter((event) => event.length > 0);
 }
 
 /** The bytes of a fixture's recorded stream, as the emulator sends them. */
@@ -186,7 +193,10 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
     const embeddings: { values: number[] }[] = [];
     for (const [i, request] of list.entries()) {
       if (isRecord(request) && request.model !== `models/${model}`) {
-        return sendError(res, invalidArgument(`* BatchEmbedContentsRequest.requests[${i}].model: the model in the request (models/${model}) and the batch item must match.`));
+        return sendError(
+          res,
+          invalidArgument(`* BatchEmbedContentsRequest.requests[${i}].model: the model in the request (models/${model}) and the batch item must match.`),
+        );
       }
       const out = embed(model, request);
       if (!("values" in out)) return sendError(res, out);

@@ -162,7 +162,10 @@ void test("embed: synthesized, deterministic, unit length; dimensions truncate; 
   const res = await post(emulator, "/api/embed", { model: "all-minilm", input });
   const body = (await res.json()) as { model: string; embeddings: number[][]; prompt_eval_count: number };
   assert.equal(body.model, "all-minilm");
-  assert.deepEqual(body.embeddings.map((v) => v.length), [384, 384]);
+  assert.deepEqual(
+    body.embeddings.map((v) => v.length),
+    [384, 384],
+  );
   for (const v of body.embeddings) assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5, "unit length");
   assert.notDeepEqual(body.embeddings[0], body.embeddings[1]);
   assert.equal(body.prompt_eval_count, 5 + 6, "one token per 4 bytes: 20 and 23 bytes");
@@ -189,6 +192,9 @@ void test("embed replays a queued fixture; tags replays the docs' list or lists 
   assert.deepEqual(Buffer.from(await tags.arrayBuffer()), readFixtureBytes("ollama/tags", "json"));
   const custom = await setup(t, { models: ["qwen3:latest"] });
   const listed = (await (await fetch(`${custom.url}/api/tags`)).json()) as { models: { name: string; model: string; details: { format: string } }[] };
-  assert.deepEqual(listed.models.map((m) => [m.name, m.model, m.details.format]), [["qwen3:latest", "qwen3:latest", "gguf"]]);
+  assert.deepEqual(
+    listed.models.map((m) => [m.name, m.model, m.details.format]),
+    [["qwen3:latest", "qwen3:latest", "gguf"]],
+  );
   assert.throws(() => emulator.queue({ fixture: "ollama/chat-stream", endpoint: "embed" }), /no form usable by the embed endpoint/);
 });

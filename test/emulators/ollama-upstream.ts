@@ -87,7 +87,10 @@ export function readNdjsonFixture(name: string): Buffer {
 
 /** The stream's lines, each with its `\n` (what goes on the wire, line by line). */
 export function ndjsonFixtureLines(name: string): string[] {
-  return readNdjsonFixture(name).toString("utf8").split(/(?<=\n)/).filter((line) => line.trim() !== "");
+  return readNdjsonFixture(name)
+    .toString("utf8")
+    .split(/(?<=\n)/)
+    .filter((line) => line.trim() !== "");
 }
 
 const NATIVE_DIMENSIONS: Readonly<Record<string, number>> = { "all-minilm": 384, "nomic-embed-text": 768, "mxbai-embed-large": 1024 };

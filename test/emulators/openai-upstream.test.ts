@@ -57,17 +57,38 @@ void test("non-streaming text: the SDK gets the recorded body and the request id
 
 void test("every recorded chat body and stream replays unchanged through the SDK", async (t) => {
   const { emulator, client } = await setup(t);
-  const bodies = ["openai/openai-text", "xai/xai-text", "xai/xai-tool-call", "deepseek/deepseek-json", "deepseek/deepseek-reasoning",
-    "deepseek/deepseek-text", "deepseek/deepseek-tool-call", "groq/groq-text", "groq/groq-tool-call", "mistral/mistral-text",
-    "mistral/mistral-tool-call", "openai-compatible/xai-text", "openai-compatible/xai-tool-call"];
+  const bodies = [
+    "openai/openai-text",
+    "xai/xai-text",
+    "xai/xai-tool-call",
+    "deepseek/deepseek-json",
+    "deepseek/deepseek-reasoning",
+    "deepseek/deepseek-text",
+    "deepseek/deepseek-tool-call",
+    "groq/groq-text",
+    "groq/groq-tool-call",
+    "mistral/mistral-text",
+    "mistral/mistral-tool-call",
+    "openai-compatible/xai-text",
+    "openai-compatible/xai-tool-call",
+  ];
   for (const name of bodies) {
     emulator.queue({ fixture: `vercel-ai/${name}` });
     const completion: ChatCompletion = await client.chat.completions.create({ model: "m", messages: MESSAGES });
     assert.deepEqual(completion, loadJsonFixture(`vercel-ai/${name}`), name);
   }
-  const streams = ["openai/openai-text", "openai/azure-model-router.1", "xai/xai-text", "xai/xai-tool-call", "deepseek/deepseek-tool-call",
-    "groq/groq-tool-call", "mistral/mistral-text", "mistral/mistral-tool-call", "mistral/mistral-incremental-tool-call",
-    "openai-compatible/xai-tool-call"];
+  const streams = [
+    "openai/openai-text",
+    "openai/azure-model-router.1",
+    "xai/xai-text",
+    "xai/xai-tool-call",
+    "deepseek/deepseek-tool-call",
+    "groq/groq-tool-call",
+    "mistral/mistral-text",
+    "mistral/mistral-tool-call",
+    "mistral/mistral-incremental-tool-call",
+    "openai-compatible/xai-tool-call",
+  ];
   for (const name of streams) {
     emulator.queue({ fixture: `vercel-ai/${name}` });
     const chunks = await collect(await client.chat.completions.create({ model: "m", messages: MESSAGES, stream: true }));
@@ -174,7 +195,10 @@ void test("auth: a wrong or missing key gets OpenAI's 401, the right one passes"
   assert.deepEqual({ type: body.error.type, code: body.error.code, param: body.error.param }, { type: "invalid_request_error", code: null, param: null });
   const completion = await client.chat.completions.create({ model: "m", messages: MESSAGES });
   assert.equal(completion.object, "chat.completion");
-  assert.deepEqual(emulator.requests.map((r) => r.headers.authorization), [`Bearer sk-wrong-key-123456789`, undefined, `Bearer ${API_KEY}`]);
+  assert.deepEqual(
+    emulator.requests.map((r) => r.headers.authorization),
+    [`Bearer sk-wrong-key-123456789`, undefined, `Bearer ${API_KEY}`],
+  );
 });
 
 void test("embeddings: deterministic, OpenAI-shaped, base64 (SDK default) and float agree", async (t) => {
@@ -185,7 +209,13 @@ void test("embeddings: deterministic, OpenAI-shaped, base64 (SDK default) and fl
   assert.deepEqual((emulator.requests[0]?.json as { encoding_format?: string }).encoding_format, "base64");
   assert.equal(viaBase64.object, "list");
   assert.equal(viaBase64.model, "text-embedding-3-small");
-  assert.deepEqual(viaBase64.data.map((d) => [d.object, d.index, d.embedding.length]), [["embedding", 0, 8], ["embedding", 1, 8]]);
+  assert.deepEqual(
+    viaBase64.data.map((d) => [d.object, d.index, d.embedding.length]),
+    [
+      ["embedding", 0, 8],
+      ["embedding", 1, 8],
+    ],
+  );
   assert.deepEqual(viaBase64.data, viaFloat.data);
   for (const { embedding } of viaBase64.data) assert.ok(Math.abs(Math.hypot(...embedding) - 1) < 1e-5, "unit length");
   assert.notDeepEqual(viaBase64.data[0]?.embedding, viaBase64.data[1]?.embedding);

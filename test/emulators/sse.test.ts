@@ -16,7 +16,10 @@ void test("chunk lines are framed as data events and end with [DONE]", () => {
 
 void test("grouped writes keep event boundaries", () => {
   const writes = planSseWrites(events, { eventsPerWrite: 4, delayMs: 0, splitEvents: false });
-  assert.deepEqual(writes.map((w) => w.toString("utf8")), [events.slice(0, 4).join(""), events.slice(4, 8).join(""), events[8]]);
+  assert.deepEqual(
+    writes.map((w) => w.toString("utf8")),
+    [events.slice(0, 4).join(""), events.slice(4, 8).join(""), events[8]],
+  );
 });
 
 void test("split writes cut inside every event and lose no byte", () => {
@@ -24,7 +27,10 @@ void test("split writes cut inside every event and lose no byte", () => {
   assert.equal(writes.length, events.length + 1);
   assert.equal(Buffer.concat(writes).toString("utf8"), events.join(""));
   for (const write of writes.slice(0, -1)) assert.ok(!write.toString("utf8").endsWith("\n\n"), "no write but the last ends an event");
-  assert.ok(writes.slice(1, -1).every((write) => write.includes("\n\ndata: ")), "each middle write spans a boundary");
+  assert.ok(
+    writes.slice(1, -1).every((write) => write.includes("\n\ndata: ")),
+    "each middle write spans a boundary",
+  );
 });
 
 void test("split writes cut inside multi-byte characters when an event has them", () => {
@@ -53,5 +59,8 @@ void test("paced split writes arrive on the wire as separate reads", async (t) =
   });
   assert.equal(reads.join(""), events.join(""));
   assert.ok(reads.length > events.length / 2, `expected many reads, got ${reads.length}`);
-  assert.ok(reads.some((read) => !read.endsWith("\n\n")), "some read ends mid-event");
+  assert.ok(
+    reads.some((read) => !read.endsWith("\n\n")),
+    "some read ends mid-event",
+  );
 });

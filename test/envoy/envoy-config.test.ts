@@ -120,7 +120,7 @@ void describe("strict proto checker rejects", () => {
       objectAtPath(c, `${EXT_PROC}`)["allow_mode_override"] = "true";
     });
     assert.deepEqual(errors, [
-      'node.id: expected string, got number 42',
+      "node.id: expected string, got number 42",
       'admin.address.socket_address.port_value: expected uint32 (an integer or a decimal string), got string "9901x"',
       `${EXT_PROC}.allow_mode_override: expected bool (true or false), got string "true"`,
     ]);
@@ -166,7 +166,10 @@ void describe("strict proto checker rejects", () => {
       objectAtPath(c, "static_resources.clusters[0]")["typed_extension_protocol_options"] = [];
     });
     assertHasError(errors, `${HCM}.route_config.virtual_hosts[0].domains: expected an array (repeated string), got string "*"`);
-    assertHasError(errors, /^static_resources\.clusters\[0\]\.typed_extension_protocol_options: expected an object \(map<string, google\.protobuf\.Any>\), got an array$/);
+    assertHasError(
+      errors,
+      /^static_resources\.clusters\[0\]\.typed_extension_protocol_options: expected an object \(map<string, google\.protobuf\.Any>\), got an array$/,
+    );
   });
 
   void it("a missing required message and a value outside its validate.rules range", () => {
@@ -247,7 +250,10 @@ void describe("Gearbox consistency checks reject", () => {
       delete edgeRoute(p)["dynamic_metadata"];
     });
     // Without metadata, ORIGINAL_DST would dial the connection's own destination.
-    assertHasError(unguarded, /\/v1\/chat\/completions with headers \[\["x-gearbox-upstream","edge"\],\["x-gearbox-edge-endpoint","10\.0\.0\.1:22"\]\] must get a direct response/);
+    assertHasError(
+      unguarded,
+      /\/v1\/chat\/completions with headers \[\["x-gearbox-upstream","edge"\],\["x-gearbox-edge-endpoint","10\.0\.0\.1:22"\]\] must get a direct response/,
+    );
     const lax = gearboxErrorsAfter((p) => {
       objectAtPath(arrayAtPath(edgeRoute(p), "dynamic_metadata")[0], "value.string_match.safe_regex")["regex"] = ".+";
     });

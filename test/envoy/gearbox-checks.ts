@@ -91,7 +91,11 @@ interface Request {
   /** Dynamic metadata strings by `namespace/key`. */
   readonly metadata?: ReadonlyMap<string, string>;
 }
-interface Chain { readonly path: string; readonly hcm: PlainObject; readonly filterNames: readonly string[] }
+interface Chain {
+  readonly path: string;
+  readonly hcm: PlainObject;
+  readonly filterNames: readonly string[];
+}
 
 function typeOf(value: unknown): string | undefined {
   return stringAt(value, "@type");
@@ -268,7 +272,10 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
       errors.push(`${chain.path}.route_config: the edge agent ${endpoint} named in dynamic metadata must reach cluster edge`);
     }
   }
-  const edgeHeaders = new Map([[UPSTREAM_HEADER, "edge"], [EDGE_ENDPOINT_HEADER, "10.0.0.1:22"]]);
+  const edgeHeaders = new Map([
+    [UPSTREAM_HEADER, "edge"],
+    [EDGE_ENDPOINT_HEADER, "10.0.0.1:22"],
+  ]);
   const unmediated: Request[] = [
     { path: "/v1/chat/completions", headers: new Map() },
     { path: "/internal/admin", headers: edgeHeaders },
@@ -281,7 +288,9 @@ function checkRouting(chain: Chain, clusters: ReadonlyMap<string, PlainObject>, 
     const hit = select(request);
     if (hit !== undefined && objectAt(hit.route, "direct_response") === undefined) {
       const metadata = request.metadata === undefined ? "" : ` and metadata ${JSON.stringify([...request.metadata])}`;
-      errors.push(`${hit.path}: ${request.path} with headers ${JSON.stringify([...request.headers])}${metadata} must get a direct response, not reach an upstream`);
+      errors.push(
+        `${hit.path}: ${request.path} with headers ${JSON.stringify([...request.headers])}${metadata} must get a direct response, not reach an upstream`,
+      );
     }
   }
 }
@@ -299,16 +308,24 @@ const MAX_RETRY_BUDGET_PERCENT = 20;
 function checkProviderRetry(path: string, action: PlainObject | undefined, cluster: PlainObject | undefined, upstream: string, errors: string[]): void {
   const policy = objectAt(action, "retry_policy");
   if (policy === undefined) return void errors.push(`${path}.route.retry_policy: a route to ${upstream} needs one (connect failures, 429 and 5xx)`);
-  const conditions = (stringAt(policy, "retry_on") ?? "").split(",").map((c) => c.trim()).filter((c) => c !== "");
+  const conditions = (stringAt(policy, "retry_on") ?? "")
+    .split(",")
+    .map((c) => c.trim())
+    .filter((c) => c !== "");
   for (const c of conditions) {
-    if (!RETRY_BEFORE_SENT.has(c) && c !== "retriable-status-codes") errors.push(`${path}.route.retry_policy.retry_on: '${c}' may retry a call the provider already started (and billed)`);
+    if (!RETRY_BEFORE_SENT.has(c) && c !== "retriable-status-codes")
+      errors.push(`${path}.route.retry_policy.retry_on: '${c}' may retry a call the provider already started (and billed)`);
   }
   if (!conditions.includes("connect-failure")) errors.push(`${path}.route.retry_policy.retry_on: must retry connect-failure`);
   const statuses = arrayAt(policy, "retriable_status_codes").map(Number);
-  if (!conditions.includes("retriable-status-codes") || !statuses.includes(429)) errors.push(`${path}.route.retry_policy: must retry 429 (retry_on retriable-status-codes with 429 in retriable_status_codes)`);
-  for (const s of statuses) if (!RETRIABLE_PROVIDER_STATUSES.has(s)) errors.push(`${path}.route.retry_policy.retriable_status_codes: ${s} is not a status a provider answers without billing`);
+  if (!conditions.includes("retriable-status-codes") || !statuses.includes(429))
+    errors.push(`${path}.route.retry_policy: must retry 429 (retry_on retriable-status-codes with 429 in retriable_status_codes)`);
+  for (const s of statuses)
+    if (!RETRIABLE_PROVIDER_STATUSES.has(s))
+      errors.push(`${path}.route.retry_policy.retriable_status_codes: ${s} is not a status a provider answers without billing`);
   const retries = Number(valueAtPath(policy, "num_retries.value") ?? 1); // Envoy's default: 1
-  if (retries > MAX_PROVIDER_RETRIES) errors.push(`${path}.route.retry_policy.num_retries: at most ${MAX_PROVIDER_RETRIES}; Gearbox's fallback chain takes over after that`);
+  if (retries > MAX_PROVIDER_RETRIES)
+    errors.push(`${path}.route.retry_policy.num_retries: at most ${MAX_PROVIDER_RETRIES}; Gearbox's fallback chain takes over after that`);
   const resets = arrayAt(objectAt(policy, "rate_limited_retry_back_off"), "reset_headers");
   if (!resets.some((h) => stringAt(h, "name")?.toLowerCase() === "retry-after" && stringAt(h, "format") === "SECONDS")) {
     errors.push(`${path}.route.retry_policy.rate_limited_retry_back_off: must read retry-after (SECONDS)`);
@@ -317,7 +334,8 @@ function checkProviderRetry(path: string, action: PlainObject | undefined, clust
   const budget = thresholds.map((t) => objectAt(t, "retry_budget")).find((b) => b !== undefined);
   const percent = Number(valueAtPath(budget, "budget_percent.value") ?? MAX_RETRY_BUDGET_PERCENT);
   if (budget === undefined) errors.push(`clusters[${upstream}].circuit_breakers: needs a retry_budget (at most ${MAX_RETRY_BUDGET_PERCENT} %)`);
-  else if (percent > MAX_RETRY_BUDGET_PERCENT) errors.push(`clusters[${upstream}].circuit_breakers.retry_budget.budget_percent: at most ${MAX_RETRY_BUDGET_PERCENT}, is ${percent}`);
+  else if (percent > MAX_RETRY_BUDGET_PERCENT)
+    errors.push(`clusters[${upstream}].circuit_breakers.retry_budget.budget_percent: at most ${MAX_RETRY_BUDGET_PERCENT}, is ${percent}`);
 }
 
 function checkEdgeCluster(cluster: PlainObject | undefined, errors: string[]): void {
@@ -329,7 +347,9 @@ function checkEdgeCluster(cluster: PlainObject | undefined, errors: string[]): v
   const key = objectAt(lb, "metadata_key");
   const path = arrayAt(key, "path").map((p) => stringAt(p, "key"));
   if (stringAt(key, "key") !== EDGE_METADATA.namespace || path.length !== 1 || path[0] !== EDGE_METADATA.key) {
-    errors.push(`clusters[edge].original_dst_lb_config.metadata_key: must read ${EDGE_METADATA.namespace}/${EDGE_METADATA.key}, the dynamic metadata ext_proc sets`);
+    errors.push(
+      `clusters[edge].original_dst_lb_config.metadata_key: must read ${EDGE_METADATA.namespace}/${EDGE_METADATA.key}, the dynamic metadata ext_proc sets`,
+    );
   }
   if (lb?.["use_http_header"] === true) {
     errors.push("clusters[edge].original_dst_lb_config.use_http_header: a header callers can send must not pick the edge host");
@@ -345,7 +365,9 @@ export function checkCallerHeaderStrip(hcm: PlainObject, where: string, errors: 
   const removed = arrayAt(objectAt(first, "mutations"), "request_mutations").map((m) => stringAt(m, "remove"));
   const missing = CALLER_STRIPPED_HEADERS.filter((h) => !removed.includes(h));
   if (typeOf(first) !== HEADER_MUTATION || missing.length > 0) {
-    errors.push(`${where}.http_filters[0]: must be a header_mutation removing ${missing.join(", ") || CALLER_STRIPPED_HEADERS.join(", ")} from callers' requests, ahead of ext_proc`);
+    errors.push(
+      `${where}.http_filters[0]: must be a header_mutation removing ${missing.join(", ") || CALLER_STRIPPED_HEADERS.join(", ")} from callers' requests, ahead of ext_proc`,
+    );
   }
 }
 

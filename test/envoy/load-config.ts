@@ -16,7 +16,9 @@ export const ENVOY_CONFIG_DIR = fileURLToPath(new URL("../../envoy/", import.met
 
 /** File names of every `*.yaml` under `envoy/`, sorted. */
 export function envoyConfigFiles(): string[] {
-  return readdirSync(ENVOY_CONFIG_DIR).filter((name) => name.endsWith(".yaml")).sort();
+  return readdirSync(ENVOY_CONFIG_DIR)
+    .filter((name) => name.endsWith(".yaml"))
+    .sort();
 }
 
 /**

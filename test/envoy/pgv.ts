@@ -168,13 +168,7 @@ export function checkDurationRules(seconds: number, rules: PlainObject | undefin
 }
 
 /** Checks a repeated field's length (`min_items`/`max_items`) or a map's size (`*_pairs`). */
-export function checkCountRules(
-  container: "repeated" | "map",
-  count: number,
-  rules: PlainObject | undefined,
-  path: string,
-  errors: ErrorList,
-): void {
+export function checkCountRules(container: "repeated" | "map", count: number, rules: PlainObject | undefined, path: string, errors: ErrorList): void {
   const own = rulesFor(rules, container);
   if (own === undefined || (own["ignore_empty"] === true && count === 0)) return;
   const [minKey, maxKey] = container === "repeated" ? ["min_items", "max_items"] : ["min_pairs", "max_pairs"];

@@ -28,9 +28,7 @@ void describe("proto JSON mapping", () => {
       retry_on: "5xx",
       per_try_timeout: { seconds: "1" },
     });
-    assert.deepEqual(reject(RETRY, { retry_on: "5xx", retryOn: "reset" }), [
-      'retryOn: field retry_on given twice (as "retry_on" and "retryOn")',
-    ]);
+    assert.deepEqual(reject(RETRY, { retry_on: "5xx", retryOn: "reset" }), ['retryOn: field retry_on given twice (as "retry_on" and "retryOn")']);
   });
 
   void it("takes 64-bit integers as numbers or strings, and refuses imprecise or out-of-range ones", () => {
@@ -53,7 +51,10 @@ void describe("proto JSON mapping", () => {
     const fields = "filter_metadata.gearbox.fields";
     assert.deepEqual(valueAtPath(plain, `${fields}.tier`), { stringValue: "edge" });
     assert.deepEqual(valueAtPath(plain, `${fields}.weights.listValue.values`), [
-      { numberValue: 1 }, { numberValue: 2.5 }, { nullValue: "NULL_VALUE" }, { boolValue: true },
+      { numberValue: 1 },
+      { numberValue: 2.5 },
+      { nullValue: "NULL_VALUE" },
+      { boolValue: true },
     ]);
     assert.deepEqual(valueAtPath(plain, `${fields}.nested.structValue.fields.a`), { structValue: {} });
     assert.deepEqual(reject("envoy.config.core.v3.Metadata", { filter_metadata: { gearbox: { x: Number.NaN } } }), [

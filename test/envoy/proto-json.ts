@@ -32,8 +32,7 @@ export interface ProtoJsonOptions {
 
 /** The outcome of {@link protoFromJson}: the decoded message, or every error found, each with its path. */
 export type ProtoJsonResult =
-  | { readonly ok: true; readonly message: protobuf.Message; readonly type: protobuf.Type }
-  | { readonly ok: false; readonly errors: readonly string[] };
+  { readonly ok: true; readonly message: protobuf.Message; readonly type: protobuf.Type } | { readonly ok: false; readonly errors: readonly string[] };
 
 interface Walk {
   readonly root: protobuf.Root;

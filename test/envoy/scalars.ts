@@ -11,14 +11,38 @@ import type { CheckedScalar } from "./pgv.ts";
 
 /** The proto scalar type names. */
 export type ScalarKind =
-  | "double" | "float"
-  | "int32" | "sint32" | "sfixed32" | "uint32" | "fixed32"
-  | "int64" | "sint64" | "sfixed64" | "uint64" | "fixed64"
-  | "bool" | "string" | "bytes";
+  | "double"
+  | "float"
+  | "int32"
+  | "sint32"
+  | "sfixed32"
+  | "uint32"
+  | "fixed32"
+  | "int64"
+  | "sint64"
+  | "sfixed64"
+  | "uint64"
+  | "fixed64"
+  | "bool"
+  | "string"
+  | "bytes";
 
 const SCALAR_KINDS: ReadonlySet<string> = new Set<ScalarKind>([
-  "double", "float", "int32", "sint32", "sfixed32", "uint32", "fixed32",
-  "int64", "sint64", "sfixed64", "uint64", "fixed64", "bool", "string", "bytes",
+  "double",
+  "float",
+  "int32",
+  "sint32",
+  "sfixed32",
+  "uint32",
+  "fixed32",
+  "int64",
+  "sint64",
+  "sfixed64",
+  "uint64",
+  "fixed64",
+  "bool",
+  "string",
+  "bytes",
 ]);
 
 /** True when `type` (a protobufjs `Field.type`) names a scalar rather than a message/enum. */

@@ -55,7 +55,8 @@ function checkCommon(config: PlainObject, where: string, clusters: ReadonlyMap<s
   const cluster = stringAt(valueAtPath(config, "grpc_service.envoy_grpc"), "cluster_name");
   if (cluster === undefined || !clusters.has(cluster)) errors.push(`${where}.grpc_service: needs an existing cluster, got ${JSON.stringify(cluster)}`);
   if (config["failure_mode_allow"] !== true) errors.push(`${where}.failure_mode_allow: shadowing must fail open (true)`);
-  if (stringAt(objectAt(config, "processing_mode"), "request_header_mode") !== "SEND") errors.push(`${where}.processing_mode.request_header_mode: Gearbox needs SEND`);
+  if (stringAt(objectAt(config, "processing_mode"), "request_header_mode") !== "SEND")
+    errors.push(`${where}.processing_mode.request_header_mode: Gearbox needs SEND`);
   const attributes = arrayAt(config, "request_attributes");
   for (const name of GEARBOX_REQUEST_ATTRIBUTES) if (!attributes.includes(name)) errors.push(`${where}.request_attributes: Gearbox needs ${name}`);
 }
@@ -89,7 +90,8 @@ export function checkShadowBootstrap(bootstrap: PlainObject): string[] {
       if (observing.includes(chain)) {
         if (config["observability_mode"] !== true) errors.push(`${where}.observability_mode: every ext_proc on the live path must be send-and-go`);
         const body = stringAt(objectAt(config, "processing_mode"), "request_body_mode");
-        if (body !== "STREAMED" && body !== "NONE") errors.push(`${where}.processing_mode.request_body_mode: observability mode supports STREAMED (or NONE), got ${body ?? "the default"}`);
+        if (body !== "STREAMED" && body !== "NONE")
+          errors.push(`${where}.processing_mode.request_body_mode: observability mode supports STREAMED (or NONE), got ${body ?? "the default"}`);
       } else if (stringAt(objectAt(config, "processing_mode"), "request_body_mode") !== "BUFFERED") {
         errors.push(`${where}.processing_mode.request_body_mode: the mirror's Gearbox decides on the whole body (BUFFERED)`);
       }
@@ -105,13 +107,15 @@ export function checkShadowBootstrap(bootstrap: PlainObject): string[] {
       if (target.mirrors.length === 0) errors.push(`${path}.route: mirrors to no Gearbox shadow listener`);
       for (const mirror of target.mirrors) {
         const port = valueAtPath(clusters.get(mirror), "load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value");
-        if (typeof port !== "number" || !sinks.has(port)) errors.push(`${path}.route.request_mirror_policies: ${mirror} is not a listener of this Envoy running Gearbox's ext_proc`);
+        if (typeof port !== "number" || !sinks.has(port))
+          errors.push(`${path}.route.request_mirror_policies: ${mirror} is not a listener of this Envoy running Gearbox's ext_proc`);
       }
     }
   }
   for (const chain of chains.filter((c) => c.extProc.length > 0 && !observing.includes(c))) {
     for (const { path, route } of chain.routes) {
-      if (objectAt(route, "direct_response") === undefined) errors.push(`${path}: a mirrored copy must be answered locally (direct_response), never sent upstream`);
+      if (objectAt(route, "direct_response") === undefined)
+        errors.push(`${path}: a mirrored copy must be answered locally (direct_response), never sent upstream`);
     }
   }
   return errors;

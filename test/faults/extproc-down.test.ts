@@ -50,10 +50,22 @@ void test("ext_proc down: failure_mode_allow true passes calls through unprocess
   await gateway.stop("SIGKILL");
   lab.resetCounts();
   const passed = await Promise.all([1, 2, 3].map(() => call(open)));
-  assert.deepEqual(passed.map((s) => [s.cause, s.route]), [["ok", undefined], ["ok", undefined], ["ok", undefined]], "fail-open: answered by the upstream, without Gearbox");
+  assert.deepEqual(
+    passed.map((s) => [s.cause, s.route]),
+    [
+      ["ok", undefined],
+      ["ok", undefined],
+      ["ok", undefined],
+    ],
+    "fail-open: answered by the upstream, without Gearbox",
+  );
   assert.equal(lab.primary.calls, 3);
   const refused = await Promise.all([1, 2, 3].map(() => call(closed)));
-  assert.deepEqual(refused.map((s) => s.status), [500, 500, 500], "fail-closed: Envoy's status_on_error");
+  assert.deepEqual(
+    refused.map((s) => s.status),
+    [500, 500, 500],
+    "fail-closed: Envoy's status_on_error",
+  );
   assert.equal(lab.primary.calls, 3, "nothing reached the upstream fail-closed");
 
   await gateway.start();
@@ -67,6 +79,9 @@ void test("ext_proc down: failure_mode_allow true passes calls through unprocess
     }
     assert.ok(processed, "Gearbox processes calls again after its restart");
     const after = await Promise.all([1, 2, 3, 4, 5].map(() => call(envoy)));
-    assert.deepEqual(after.map((s) => [s.cause, s.route]), Array.from({ length: 5 }, () => ["ok", "cloud"]));
+    assert.deepEqual(
+      after.map((s) => [s.cause, s.route]),
+      Array.from({ length: 5 }, () => ["ok", "cloud"]),
+    );
   }
 });

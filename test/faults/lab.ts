@@ -70,7 +70,9 @@ export interface StartedGateway {
 }
 
 function providersYaml(lab: Lab, timeouts: GatewaySpec["timeouts"]): string {
-  const t = timeouts ? `    timeouts: { connect_ms: ${timeouts.connect_ms}, first_byte_ms: ${timeouts.first_byte_ms}, idle_ms: ${timeouts.idle_ms}, total_ms: ${timeouts.total_ms} }\n` : "";
+  const t = timeouts
+    ? `    timeouts: { connect_ms: ${timeouts.connect_ms}, first_byte_ms: ${timeouts.first_byte_ms}, idle_ms: ${timeouts.idle_ms}, total_ms: ${timeouts.total_ms} }\n`
+    : "";
   return `providers:
   - name: openai
     kind: openai
@@ -120,7 +122,11 @@ export async function startGateway(lab: Lab, spec: GatewaySpec): Promise<Started
   const ports = spec.ports ?? (await freePorts());
   const adminKey = randomBytes(24).toString("base64url");
   // The admin API (and with it required auth) only where a tenant is: elsewhere callers are anonymous.
-  const env: Record<string, string> = { ...PROVIDER_KEYS, ...(spec.tenantRps !== undefined && { GEARBOX_ADMIN_KEY: adminKey }), ...(spec.redis && { REDIS_URL: spec.redis.url }) };
+  const env: Record<string, string> = {
+    ...PROVIDER_KEYS,
+    ...(spec.tenantRps !== undefined && { GEARBOX_ADMIN_KEY: adminKey }),
+    ...(spec.redis && { REDIS_URL: spec.redis.url }),
+  };
   const { yaml, notes } = buildConfig(lab, spec, ports, env);
   const gateway = await startGatewayProcess({ dir: lab.dir, name: spec.name, mode: spec.mode ?? "extproc", ports, yaml, env });
   const headers: Record<string, string> = {};

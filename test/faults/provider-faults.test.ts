@@ -24,7 +24,12 @@ before(async () => {
   lab = await startLab(dir);
   // `open_ms` long enough that the breaker stays open for the whole storm test.
   const resilience = "  breaker: { failure_threshold: 5, open_ms: 60000 }\n";
-  ({ gateway } = await startGateway(lab, { name: "provider-faults", fallback: true, resilience, timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: 1_000, total_ms: 8_000 } }));
+  ({ gateway } = await startGateway(lab, {
+    name: "provider-faults",
+    fallback: true,
+    resilience,
+    timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: 1_000, total_ms: 8_000 },
+  }));
 });
 
 after(async () => {
@@ -33,7 +38,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const call = (options: { stream?: boolean } = {}): Promise<Sample> => send(new URL(gateway.url), chat(PRIMARY_MODEL, `provider fault question ${n++}`, {}, options), 15_000, startedAt);
+const call = (options: { stream?: boolean } = {}): Promise<Sample> =>
+  send(new URL(gateway.url), chat(PRIMARY_MODEL, `provider fault question ${n++}`, {}, options), 15_000, startedAt);
 
 /** The request log lines written so far (the child writes each as its answer leaves: wait for `count`). */
 async function requestLogs(count: number): Promise<Record<string, unknown>[]> {
@@ -52,7 +58,10 @@ void test("a reset mid-stream reaches the client as an error (not a clean end) a
   assert.notEqual(sample.cause, "stream cut", "a stream cut by the provider must not end like a complete one");
   const [line] = (await requestLogs(seen + 1)).slice(seen);
   assert.ok(line, "the request is in the request log");
-  assert.ok(line.status !== 200 || line.error_code !== undefined, `logged as a failure: ${JSON.stringify({ status: line.status, error_code: line.error_code })}`);
+  assert.ok(
+    line.status !== 200 || line.error_code !== undefined,
+    `logged as a failure: ${JSON.stringify({ status: line.status, error_code: line.error_code })}`,
+  );
 });
 
 void test("a 429 storm with retry-after: every call is answered by the fallback, marked x-gearbox-fallback", async () => {

@@ -36,7 +36,9 @@ async function setup(t: TestContext) {
   const burst = async (label: string, n: number): Promise<Sample[]> => {
     const samples: Sample[] = [];
     for (let i = 0; i < n; i += 5) {
-      const batch = Array.from({ length: Math.min(5, n - i) }, (_, j) => chat(PRIMARY_MODEL, (i + j) % 4 === 0 ? "the repeated question" : `${label} question ${i + j}`, headers, { temperature: 0 }));
+      const batch = Array.from({ length: Math.min(5, n - i) }, (_, j) =>
+        chat(PRIMARY_MODEL, (i + j) % 4 === 0 ? "the repeated question" : `${label} question ${i + j}`, headers, { temperature: 0 }),
+      );
       samples.push(...(await Promise.all(batch.map((r) => send(base, r, 10_000, startedAt)))));
     }
     return samples;
@@ -44,7 +46,8 @@ async function setup(t: TestContext) {
   return { lab, redis, gateway, burst };
 }
 
-const causes = (samples: readonly Sample[]): Record<string, number> => samples.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s.cause]: (acc[s.cause] ?? 0) + 1 }), {});
+const causes = (samples: readonly Sample[]): Record<string, number> =>
+  samples.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s.cause]: (acc[s.cause] ?? 0) + 1 }), {});
 
 void test("Redis stopped (SIGTERM) past the caches' freshness: every request succeeds, during and after", async (t) => {
   const { redis, burst, gateway } = await setup(t);
@@ -58,7 +61,10 @@ void test("Redis stopped (SIGTERM) past the caches' freshness: every request suc
   for (let i = 0; i < 50 && gateway.logs.filter((l) => l.msg === "request").length < 40; i += 1) await sleep(100);
   const logged = gateway.logs.filter((l) => l.msg === "request");
   assert.equal(logged.length, 40, "every request is in the request log");
-  assert.deepEqual(logged.filter((l) => l.status !== 200), []);
+  assert.deepEqual(
+    logged.filter((l) => l.status !== 200),
+    [],
+  );
 });
 
 void test("Redis frozen (SIGSTOP) past the caches' freshness: every request succeeds, during and after", async (t) => {

@@ -61,16 +61,29 @@ export function send(base: URL, request: Request, timeoutMs: number, startedAt: 
   const sample = (status: number, cause: string, headers: http.IncomingHttpHeaders = {}): Sample => {
     const route = headers["x-gearbox-route"];
     const fallback = headers["x-gearbox-fallback"];
-    return { sentAt: sentAt - startedAt, ms: performance.now() - sentAt, status, cause, ...(typeof route === "string" && { route }), ...(typeof fallback === "string" && { fallback }) };
+    return {
+      sentAt: sentAt - startedAt,
+      ms: performance.now() - sentAt,
+      status,
+      cause,
+      ...(typeof route === "string" && { route }),
+      ...(typeof fallback === "string" && { fallback }),
+    };
   };
   return new Promise((resolve) => {
-    const req = http.request(new URL(request.path, base), { method: "POST", agent, headers: { "content-type": "application/json", "content-length": String(request.body.length), ...request.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve(sample(res.statusCode ?? 0, classify(res.statusCode ?? 0, res.headers, Buffer.concat(chunks), request.stream), res.headers)));
-      res.on("error", () => resolve(sample(res.statusCode ?? 0, request.stream ? "stream error" : "body error", res.headers)));
-      res.on("aborted", () => resolve(sample(res.statusCode ?? 0, request.stream ? "stream error" : "body error", res.headers)));
-    });
+    const req = http.request(
+      new URL(request.path, base),
+      { method: "POST", agent, headers: { "content-type": "application/json", "content-length": String(request.body.length), ...request.headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve(sample(res.statusCode ?? 0, classify(res.statusCode ?? 0, res.headers, Buffer.concat(chunks), request.stream), res.headers)),
+        );
+        res.on("error", () => resolve(sample(res.statusCode ?? 0, request.stream ? "stream error" : "body error", res.headers)));
+        res.on("aborted", () => resolve(sample(res.statusCode ?? 0, request.stream ? "stream error" : "body error", res.headers)));
+      },
+    );
     req.setTimeout(timeoutMs, () => {
       req.destroy();
       resolve(sample(0, "timeout"));
@@ -81,7 +94,10 @@ export function send(base: URL, request: Request, timeoutMs: number, startedAt: 
 }
 
 /** Sends `rate` requests per second for `seconds`; `during(t)` is awaited alongside (the fault's script). */
-export async function openLoop(spec: TrafficSpec & { rate: number; seconds: number }, during: (startedAt: number) => Promise<void> = () => Promise.resolve()): Promise<Sample[]> {
+export async function openLoop(
+  spec: TrafficSpec & { rate: number; seconds: number },
+  during: (startedAt: number) => Promise<void> = () => Promise.resolve(),
+): Promise<Sample[]> {
   const base = new URL(spec.url);
   const startedAt = performance.now();
   const total = Math.round(spec.rate * spec.seconds);
@@ -114,7 +130,12 @@ export async function closedLoop(spec: TrafficSpec & { count: number; concurrenc
 }
 
 /** A chat completion request whose prompt is `prompt`, for `model`, with `headers`. */
-export function chat(model: string, prompt: string, headers: Record<string, string> = {}, options: { stream?: boolean; temperature?: number; maxTokens?: number } = {}): Request {
+export function chat(
+  model: string,
+  prompt: string,
+  headers: Record<string, string> = {},
+  options: { stream?: boolean; temperature?: number; maxTokens?: number } = {},
+): Request {
   const stream = options.stream === true;
   const body = {
     model,

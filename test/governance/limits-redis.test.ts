@@ -63,7 +63,12 @@ async function redisNowMs(redis: Redis): Promise<number> {
 }
 
 test("three instances share 100 req/s under 1,000 req/s offered: 100 per full window, within 1 %", async (t) => {
-  const request: AdmitRequest = { caller: caller("rate", { requests_per_second: 100 }), model: "m", estimate: { inputTokens: 1, maxOutputTokens: 1, costUsd: 0 }, target: "cloud" };
+  const request: AdmitRequest = {
+    caller: caller("rate", { requests_per_second: 100 }),
+    model: "m",
+    estimate: { inputTokens: 1, maxOutputTokens: 1, costUsd: 0 },
+    target: "cloud",
+  };
   const admittedAt: number[] = [];
   const decisions: Promise<void>[] = [];
   let offered = 0;
@@ -72,7 +77,12 @@ test("three instances share 100 req/s under 1,000 req/s offered: 100 per full wi
   for (;;) {
     const elapsed = performance.now() - start;
     // 1 request per ms, round-robin over the instances, caught up after any pause of this loop.
-    while (offered < elapsed) decisions.push(instance(offered++).admit(request).then((d) => void (d.ok && admittedAt.push(d.ticket.admittedAtMs))));
+    while (offered < elapsed)
+      decisions.push(
+        instance(offered++)
+          .admit(request)
+          .then((d) => void (d.ok && admittedAt.push(d.ticket.admittedAtMs))),
+      );
     if (elapsed >= 3_300) {
       // The Redis clock while requests are still being offered: windows ending before it were full.
       endMs = await redisNowMs(shared.redis);
@@ -129,7 +139,9 @@ test("runaway: 30,000 identical requests reach the upstream at most 30 times, an
     }
   }
   const recordedUsd = Number(await shared.redis.hget(`${shared.prefix}{t:loop}:usd`, "used")) / 1e9;
-  t.diagnostic(`30,000 requests in ${((performance.now() - started) / 1000).toFixed(1)} s: ${upstreamCalls} upstream, ${refused} refused, $${recordedUsd} recorded`);
+  t.diagnostic(
+    `30,000 requests in ${((performance.now() - started) / 1000).toFixed(1)} s: ${upstreamCalls} upstream, ${refused} refused, $${recordedUsd} recorded`,
+  );
   assert.ok(upstreamCalls >= 1 && upstreamCalls <= 30, `${upstreamCalls} upstream calls`);
   assert.equal(upstreamCalls + refused, 30_000);
   assert.ok(Math.abs(recordedUsd - upstreamCalls * callCost) < 1e-6 && recordedUsd <= 30 * callCost, `$${recordedUsd} recorded`);
@@ -138,13 +150,21 @@ test("runaway: 30,000 identical requests reach the upstream at most 30 times, an
 test("failover: Redis stopped, frozen and restarted; every request is still decided, local limits hold meanwhile", async (t) => {
   const server = await RedisChild.start();
   const lines: { level: number; msg: string }[] = [];
-  const logger = pino({ level: "info" }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string }), done()) }));
+  const logger = pino(
+    { level: "info" },
+    new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string }), done()) }),
+  );
   // Production options: 50 ms per command, no offline queue, no retries.
   const client = connectRedis(`redis://127.0.0.1:${server.port}`);
   await redisReady(client);
   const store = new FailoverLimiter(new RedisLimiter(client), new MemoryLimiter(), logger, 200);
   const governor = new Governor({ store, runaway: RUNAWAY, logger });
-  const request: AdmitRequest = { caller: caller("fo", { requests_per_second: 10_000 }), model: "m", estimate: { inputTokens: 1, maxOutputTokens: 1, costUsd: 0 }, target: "cloud" };
+  const request: AdmitRequest = {
+    caller: caller("fo", { requests_per_second: 10_000 }),
+    model: "m",
+    estimate: { inputTokens: 1, maxOutputTokens: 1, costUsd: 0 },
+    target: "cloud",
+  };
   const capped: AdmitRequest = { ...request, caller: caller("fo-cap", { max_concurrent: 2 }) };
 
   // Requests keep arriving through every transition; none may fail.
@@ -153,7 +173,10 @@ test("failover: Redis stopped, frozen and restarted; every request is still deci
   let running = true;
   const traffic = (async () => {
     while (running) {
-      await governor.admit(request).then((d) => void (d.ok && decided++), () => failed++);
+      await governor.admit(request).then(
+        (d) => void (d.ok && decided++),
+        () => failed++,
+      );
       await sleep(5);
     }
   })();
@@ -167,7 +190,11 @@ test("failover: Redis stopped, frozen and restarted; every request is still deci
     await server.down();
     await healthy(false);
     const local = await Promise.all([governor.admit(capped), governor.admit(capped), governor.admit(capped)]);
-    assert.deepEqual(local.map((d) => d.ok), [true, true, false], "the local store enforces the limit during the outage");
+    assert.deepEqual(
+      local.map((d) => d.ok),
+      [true, true, false],
+      "the local store enforces the limit during the outage",
+    );
     const duringOutage = store.stats.fallbackDecisions;
     await sleep(300);
     assert.ok(store.stats.fallbackDecisions > duringOutage, "decisions go on locally");

@@ -96,8 +96,7 @@ export async function serveStream(env: StreamEnv, req: IncomingMessage, res: Ser
     signal,
     overflowIsFatal: () => filter.buffersWholeBody("request"),
     // FilterManager requestDataTooLarge: 413 with the code's name as body.
-    onOverflow: () =>
-      downstream.localReply({ status: 413, body: Buffer.from("Payload Too Large"), details: "request_payload_too_large" }),
+    onOverflow: () => downstream.localReply({ status: 413, body: Buffer.from("Payload Too Large"), details: "request_payload_too_large" }),
     onSourceError: () => downstream.reset(),
   });
   // The connection manager resolves the route before the filter chain runs and caches it.

@@ -41,7 +41,10 @@ void test("request attributes go with request_headers only, evaluated on the dow
     "connection.uri_san_peer_certificate": SPIFFE,
   });
   assert.deepEqual(Object.keys(headers?.attributes ?? {}), [EXT_PROC_FILTER_NAME]);
-  assert.deepEqual(rest.map((m) => m.request), ["request_body", "response_headers", "response_body"]);
+  assert.deepEqual(
+    rest.map((m) => m.request),
+    ["request_body", "response_headers", "response_body"],
+  );
   for (const message of rest) assert.equal(message.attributes, undefined, message.request);
 });
 
@@ -105,7 +108,10 @@ void test("with request headers skipped, the attributes go with the request body
   const [first, ...rest] = f.extProc.messages();
   assert.equal(first?.request, "request_body");
   assert.deepEqual(attributesOf(first), { "source.address": `127.0.0.1:${res.localPort}` });
-  assert.deepEqual(rest.map((m) => [m.request, m.attributes]), [["response_headers", undefined]]);
+  assert.deepEqual(
+    rest.map((m) => [m.request, m.attributes]),
+    [["response_headers", undefined]],
+  );
 });
 
 void test("an attribute the harness cannot evaluate as Envoy would is refused at start", async () => {

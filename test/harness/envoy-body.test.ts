@@ -63,9 +63,7 @@ void test("a BUFFERED body mutation that disagrees with content-length is reject
 void test("a content-length set in a headers response is forwarded as is, and noted when wrong", async (t) => {
   const f = await harness({
     extProc: { processingMode: { request_body_mode: "BUFFERED" } },
-    script: on("request_headers", (m) => [
-      matchingResponse(m, { header_mutation: { set_headers: [setHeader("content-length", "3")] } }),
-    ]),
+    script: on("request_headers", (m) => [matchingResponse(m, { header_mutation: { set_headers: [setHeader("content-length", "3")] } })]),
   });
   t.after(() => f.close());
   await send(f.envoy.url, { body: [Buffer.from("original")], headers: { "content-length": "8" } });

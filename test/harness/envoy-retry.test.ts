@@ -37,7 +37,12 @@ async function envoyFor(upstream: TestUpstream | { url: string }): Promise<Envoy
   });
 }
 
-const call = (envoy: EnvoyHarness) => send(envoy.url, { path: "/v1/chat/completions", headers: { "x-gearbox-upstream": "openai", "content-type": "application/json" }, body: [Buffer.from('{"model":"m"}')] });
+const call = (envoy: EnvoyHarness) =>
+  send(envoy.url, {
+    path: "/v1/chat/completions",
+    headers: { "x-gearbox-upstream": "openai", "content-type": "application/json" },
+    body: [Buffer.from('{"model":"m"}')],
+  });
 
 void test("the shipped policy: one retry on connect failures, 429 and 5xx, retry-after read, a 20 % budget", () => {
   assert.equal(shipped.retryPolicy.num_retries, 1);

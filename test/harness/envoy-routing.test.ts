@@ -35,9 +35,7 @@ void test("without clear_route_cache the route chosen from the original headers 
   const f = await harness({
     routes,
     upstreams: { cloud: undefined, edge: undefined },
-    script: on("request_headers", (m) => [
-      matchingResponse(m, { header_mutation: { set_headers: [setHeader("x-gearbox-upstream", "edge")] } }),
-    ]),
+    script: on("request_headers", (m) => [matchingResponse(m, { header_mutation: { set_headers: [setHeader("x-gearbox-upstream", "edge")] } })]),
   });
   t.after(() => f.close());
   const res = await send(f.envoy.url, { body: [Buffer.from("hi")] });
@@ -157,7 +155,10 @@ const metadataEdge = { originalDst: { metadataKey: { key: "gearbox.edge", path: 
 /** A request_body answer choosing the edge, naming `endpoint` in dynamic metadata namespace `namespace`. */
 function edgeAnswer(endpoint: string | undefined, namespace = "gearbox.edge") {
   return on("request_body", (m) => {
-    const answer: ProcessingResponse = matchingResponse(m, { header_mutation: { set_headers: [setHeader("x-gearbox-upstream", "edge")] }, clear_route_cache: true });
+    const answer: ProcessingResponse = matchingResponse(m, {
+      header_mutation: { set_headers: [setHeader("x-gearbox-upstream", "edge")] },
+      clear_route_cache: true,
+    });
     if (endpoint !== undefined) {
       answer.dynamic_metadata = { fields: { [namespace]: { structValue: { fields: { endpoint: { stringValue: endpoint } } } } } };
     }

@@ -108,9 +108,7 @@ void test("allow_all_routing and allow_envoy let routing and x-envoy headers be 
 void test("disallow_is_error turns a disallowed mutation into the error status", async (t) => {
   const f = await harness({
     extProc: { mutationRules: { disallow_is_error: true } },
-    script: on("request_headers", (m) => [
-      matchingResponse(m, { header_mutation: { set_headers: [setHeader("x-envoy-foo", "bar")] } }),
-    ]),
+    script: on("request_headers", (m) => [matchingResponse(m, { header_mutation: { set_headers: [setHeader("x-envoy-foo", "bar")] } })]),
   });
   t.after(() => f.close());
   assert.equal((await send(f.envoy.url, { method: "GET" })).status, 500);
@@ -215,11 +213,7 @@ void test("failure_mode_allow continues unchanged after a message timeout", asyn
 void test("override_message_timeout extends the timer up to max_message_timeout", async (t) => {
   const f = await harness({
     extProc: { messageTimeoutMs: 50, maxMessageTimeoutMs: 1000 },
-    script: on("request_headers", (m) => [
-      { override_message_timeout: { seconds: 0, nanos: 500_000_000 } },
-      { action: "delay", ms: 150 },
-      matchingResponse(m),
-    ]),
+    script: on("request_headers", (m) => [{ override_message_timeout: { seconds: 0, nanos: 500_000_000 } }, { action: "delay", ms: 150 }, matchingResponse(m)]),
   });
   t.after(() => f.close());
   assert.equal((await send(f.envoy.url, { method: "GET" })).status, 200);

@@ -56,11 +56,9 @@ export interface FilterHost {
   readonly metadata: DynamicMetadata;
 }
 
-
 /** DEFAULT header modes in a mode_override keep the configured ones; body modes are explicit. */
 function effectiveModeOverride(target: ResolvedProcessingMode, configured: ResolvedProcessingMode): ResolvedProcessingMode {
-  const pick = <K extends keyof ResolvedProcessingMode>(key: K): ResolvedProcessingMode[K] =>
-    target[key] === "DEFAULT" ? configured[key] : target[key];
+  const pick = <K extends keyof ResolvedProcessingMode>(key: K): ResolvedProcessingMode[K] => (target[key] === "DEFAULT" ? configured[key] : target[key]);
   return {
     request_header_mode: pick("request_header_mode"),
     response_header_mode: pick("response_header_mode"),

@@ -133,12 +133,7 @@ export class ExtProcFilter extends FilterCore {
     return this.release(state, headers, body.length === 0, once(body));
   }
 
-  private async processBody(
-    state: ProcessorState,
-    headers: HeaderMap,
-    reader: BodyReader,
-    afterHeadersCall: boolean,
-  ): Promise<Forward | undefined> {
+  private async processBody(state: ProcessorState, headers: HeaderMap, reader: BodyReader, afterHeadersCall: boolean): Promise<Forward | undefined> {
     if (this.complete || reader.noBody || state.bodyMode === "NONE") {
       return this.release(state, headers, reader.noBody, reader.rest());
     }
@@ -194,12 +189,7 @@ export class ExtProcFilter extends FilterCore {
    * value doesn't match the length of mutated body, the corresponding body mutation will be
    * rejected and local reply will be sent with an error message."
    */
-  private async bufferedCall(
-    state: ProcessorState,
-    data: Buffer,
-    endOfStream: boolean,
-    checkContentLength: boolean,
-  ): Promise<Buffer | undefined> {
+  private async bufferedCall(state: ProcessorState, data: Buffer, endOfStream: boolean, checkContentLength: boolean): Promise<Buffer | undefined> {
     let out = data;
     const outcome = await this.call(state, state.bodyKind, bodyRequest(state.direction, data, endOfStream), (r) => {
       const common = bodyCommon(state, r);

@@ -85,8 +85,7 @@ function invalidValue(name: string, value: string): IgnoreReason | undefined {
 
 /** Result of applying a `HeaderMutation`: an error stands for Envoy's InvalidArgument → local reply. */
 export type MutationOutcome =
-  | { ok: true; ignored: IgnoredMutation[]; valueFieldUsed: number }
-  | { ok: false; error: string; ignored: IgnoredMutation[]; valueFieldUsed: number };
+  { ok: true; ignored: IgnoredMutation[]; valueFieldUsed: number } | { ok: false; error: string; ignored: IgnoredMutation[]; valueFieldUsed: number };
 
 /** Options of `applyHeaderMutation`. */
 export interface ApplyOptions {
@@ -129,12 +128,7 @@ function appendMode(option: HeaderValueOption__Output, exists: boolean): "append
  * Envoy `MutationUtils::applyHeaderMutations`: removals first, then sets, each checked against the
  * rules; disallowed ones are ignored (or fail with `disallow_is_error`), invalid names or values fail.
  */
-export function applyHeaderMutation(
-  headers: HeaderMap,
-  mutation: HeaderMutation__Output,
-  checker: MutationChecker,
-  options: ApplyOptions,
-): MutationOutcome {
+export function applyHeaderMutation(headers: HeaderMap, mutation: HeaderMutation__Output, checker: MutationChecker, options: ApplyOptions): MutationOutcome {
   const ignored: IgnoredMutation[] = [];
   let valueFieldUsed = 0;
   const refuse = (header: string, operation: CheckOperation, reason: IgnoreReason): void => {

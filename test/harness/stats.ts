@@ -6,13 +6,7 @@
  */
 
 /** The `request` oneof cases of `ProcessingRequest`. */
-export type RequestKind =
-  | "request_headers"
-  | "request_body"
-  | "request_trailers"
-  | "response_headers"
-  | "response_body"
-  | "response_trailers";
+export type RequestKind = "request_headers" | "request_body" | "request_trailers" | "response_headers" | "response_body" | "response_trailers";
 
 /** Which side of the HTTP exchange a message or mutation is about. */
 export type Direction = "request" | "response";

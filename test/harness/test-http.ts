@@ -83,18 +83,14 @@ export interface SendOptions {
 /** Sends one request on a fresh connection; rejects if the stream is reset. */
 export function send(url: string, options: SendOptions = {}): Promise<ClientResponse> {
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${url}${options.path ?? "/"}`,
-      { method: options.method ?? "POST", headers: options.headers, agent: false },
-      (res) => {
-        const parts: Buffer[] = [];
-        const localPort = res.socket.localPort ?? 0;
-        res.on("data", (chunk: Buffer) => parts.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), localPort }));
-        res.on("error", reject);
-        res.on("aborted", () => reject(new Error("response aborted")));
-      },
-    );
+    const req = http.request(`${url}${options.path ?? "/"}`, { method: options.method ?? "POST", headers: options.headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      const localPort = res.socket.localPort ?? 0;
+      res.on("data", (chunk: Buffer) => parts.push(chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), localPort }));
+      res.on("error", reject);
+      res.on("aborted", () => reject(new Error("response aborted")));
+    });
     req.on("error", reject);
     void (async () => {
       const parts = options.body ?? [];

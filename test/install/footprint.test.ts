@@ -50,7 +50,10 @@ void describe("install footprint", () => {
     const pinned = manifest("edge-agent/package.json").dependencies?.["node-llama-cpp"];
     const script = (JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["edge:gpu"] ?? "";
     const builds = [...script.matchAll(/@node-llama-cpp\/([a-z0-9-]+)@(\S+)/g)];
-    assert.deepEqual(builds.map((m) => m[1]), ["linux-x64-cuda", "linux-x64-cuda-ext", "linux-x64-vulkan"]);
+    assert.deepEqual(
+      builds.map((m) => m[1]),
+      ["linux-x64-cuda", "linux-x64-cuda-ext", "linux-x64-vulkan"],
+    );
     for (const m of builds) assert.equal(m[2], pinned, `${m[1]}@${m[2]} against node-llama-cpp ${pinned}`);
     assert.match(script, /^npm install --no-save /, "the opt-in leaves package.json and the lockfile alone");
   });

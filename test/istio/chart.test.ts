@@ -32,8 +32,14 @@ void describe("Helm chart istio/chart/gearbox", () => {
       assert.deepEqual(b.fromValues(values), b.fromBase ? b.fromBase(inBase) : inBase, `${b.kind} ${b.name} ${JSON.stringify(b.path)} ← ${b.expr}`);
     }
     const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
-    assert.deepEqual([...(values["providers"] as { name: string; host: string }[])].sort(byName), [...baseProviders(base)].map(([name, host]) => ({ name, host })).sort(byName));
-    assert.deepEqual(valueAt(values, "intercept.namespaces"), ofKind(base, "EnvoyFilter", "gearbox-ext-proc").map((f) => f.metadata.namespace));
+    assert.deepEqual(
+      [...(values["providers"] as { name: string; host: string }[])].sort(byName),
+      [...baseProviders(base)].map(([name, host]) => ({ name, host })).sort(byName),
+    );
+    assert.deepEqual(
+      valueAt(values, "intercept.namespaces"),
+      ofKind(base, "EnvoyFilter", "gearbox-ext-proc").map((f) => f.metadata.namespace),
+    );
     assert.equal(valueAt(values, "edgeAgent.enabled"), ofKind(base, "DaemonSet").length > 0);
   });
 
@@ -67,7 +73,8 @@ void describe("Helm chart istio/chart/gearbox", () => {
         assert.ok(depth >= 0, `${file}: end without block`);
       }
       assert.equal(depth, 0, `${file}: unclosed block`);
-      for (const m of text.matchAll(/\.Values((?:\.[A-Za-z0-9_]+)+)/g)) assert.notEqual(valueAt(values, (m[1] ?? "").slice(1)), undefined, `${file}: .Values${m[1] ?? ""} is not in values.yaml`);
+      for (const m of text.matchAll(/\.Values((?:\.[A-Za-z0-9_]+)+)/g))
+        assert.notEqual(valueAt(values, (m[1] ?? "").slice(1)), undefined, `${file}: .Values${m[1] ?? ""} is not in values.yaml`);
     }
   });
 
@@ -81,8 +88,19 @@ void describe("Helm chart istio/chart/gearbox", () => {
       const args = ["template", "gearbox", CHART_DIR, "--namespace", "gearbox", ...(valuesFile ? ["-f", path.join(CHART_DIR, valuesFile)] : [])];
       const docs = parseManifests(execFileSync("helm", args, { encoding: "utf8" }), `helm ${args.join(" ")}`);
       assert.deepEqual(docs.flatMap(validateManifest), []);
-      for (const f of ofKind(docs, "EnvoyFilter")) assert.deepEqual(parseEnvoyFilterPatches(f).flatMap((p) => p.errors), []);
-      if (!valuesFile) assert.deepEqual(docs.map((d) => JSON.stringify(d)).sort(), base.filter((d) => d.kind !== "Namespace").map((d) => JSON.stringify(d)).sort());
+      for (const f of ofKind(docs, "EnvoyFilter"))
+        assert.deepEqual(
+          parseEnvoyFilterPatches(f).flatMap((p) => p.errors),
+          [],
+        );
+      if (!valuesFile)
+        assert.deepEqual(
+          docs.map((d) => JSON.stringify(d)).sort(),
+          base
+            .filter((d) => d.kind !== "Namespace")
+            .map((d) => JSON.stringify(d))
+            .sort(),
+        );
     });
   }
 });

@@ -51,7 +51,14 @@ const bodyMode = { expr: `ternary "STREAMED" "BUFFERED" $.Values.shadow`, fromVa
 const extProc = ["spec", "configPatches", 1, "patch", "value", "typed_config"] as const;
 
 export const BINDINGS: readonly Binding[] = [
-  { kind: "ConfigMap", name: "gearbox-config", path: ["data", "gearbox.yaml"], expr: "toYaml $.Values.config", fromValues: (v) => v["config"], fromBase: (text) => YAML.parse(String(text)) as unknown },
+  {
+    kind: "ConfigMap",
+    name: "gearbox-config",
+    path: ["data", "gearbox.yaml"],
+    expr: "toYaml $.Values.config",
+    fromValues: (v) => v["config"],
+    fromBase: (text) => YAML.parse(String(text)) as unknown,
+  },
   { kind: "Deployment", name: "gearbox-extproc", path: ["spec", "replicas"], ...direct("extproc.replicas") },
   { kind: "Deployment", name: "gearbox-extproc", path: [...container, "image"], ...image("image") },
   { kind: "Deployment", name: "gearbox-extproc", path: [...container, "resources"], ...direct("extproc.resources") },
@@ -108,7 +115,10 @@ const sentinel = (kind: "V" | "R", n: number): string => `GBX${kind}${n}GBX`;
 
 /** Replaces the template provider's host and name by a loop variable's. */
 function perProvider(text: string, variable: string): string {
-  return text.split(TEMPLATE_PROVIDER.host).join(`{{ ${variable}.host }}`).replace(new RegExp(`\\b${TEMPLATE_PROVIDER.name}\\b`, "g"), `{{ ${variable}.name }}`);
+  return text
+    .split(TEMPLATE_PROVIDER.host)
+    .join(`{{ ${variable}.host }}`)
+    .replace(new RegExp(`\\b${TEMPLATE_PROVIDER.name}\\b`, "g"), `{{ ${variable}.name }}`);
 }
 
 /** Items of an array that belong to the template provider (the loop body); other providers' are dropped. */
@@ -128,7 +138,12 @@ const RANGED_ARRAYS: readonly RangedArray[] = [
   {
     kind: "EnvoyFilter",
     path: ["spec", "configPatches"],
-    providerOf: (item, hosts) => [...hosts].find(([, host]) => String(obj(obj(obj(item)["match"])["routeConfiguration"])["vhost"] && obj(obj(obj(obj(item)["match"])["routeConfiguration"])["vhost"])["name"]).startsWith(`${host}:`))?.[0],
+    providerOf: (item, hosts) =>
+      [...hosts].find(([, host]) =>
+        String(
+          obj(obj(obj(item)["match"])["routeConfiguration"])["vhost"] && obj(obj(obj(obj(item)["match"])["routeConfiguration"])["vhost"])["name"],
+        ).startsWith(`${host}:`),
+      )?.[0],
   },
 ];
 
@@ -162,7 +177,9 @@ function templateOf(doc: Manifest, hosts: ReadonlyMap<string, string>, loopVar: 
   }
   let text = toYaml(copy);
   if (loopVar) text = perProvider(text, loopVar);
-  text = text.replace(/^(\s*namespace: )gearbox$/gm, "$1{{ $.Release.Namespace }}").replace(/\.gearbox\.svc\.cluster\.local/g, ".{{ $.Release.Namespace }}.svc.cluster.local");
+  text = text
+    .replace(/^(\s*namespace: )gearbox$/gm, "$1{{ $.Release.Namespace }}")
+    .replace(/\.gearbox\.svc\.cluster\.local/g, ".{{ $.Release.Namespace }}.svc.cluster.local");
   for (const [mark, expr] of exprs) text = text.replace(mark, expr);
   for (const [mark, body] of loops) {
     text = text.replace(new RegExp(`^( *)- ${mark}$`, "m"), (_m, indent: string) => {
@@ -194,7 +211,8 @@ export function generateTemplates(docs: readonly Manifest[] = renderKustomize("i
     if (doc.kind === "Namespace") continue; // helm install --create-namespace
     const provider = doc.metadata.labels?.["gearbox.dev/provider"];
     if (provider !== undefined) {
-      if (provider === TEMPLATE_PROVIDER.name) providerDocs.push(`{{- range $p := .Values.providers }}\n---\n${templateOf(doc, hosts, "$p").trimEnd()}\n{{- end }}\n`);
+      if (provider === TEMPLATE_PROVIDER.name)
+        providerDocs.push(`{{- range $p := .Values.providers }}\n---\n${templateOf(doc, hosts, "$p").trimEnd()}\n{{- end }}\n`);
       continue;
     }
     let text = templateOf(doc, hosts, undefined);

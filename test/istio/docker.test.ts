@@ -34,7 +34,11 @@ function stages(file: string): Stage[] {
   return out;
 }
 
-const last = (s: Stage[], op: string): string | undefined => s.at(-1)?.instructions.filter((i) => i.op === op).at(-1)?.args;
+const last = (s: Stage[], op: string): string | undefined =>
+  s
+    .at(-1)
+    ?.instructions.filter((i) => i.op === op)
+    .at(-1)?.args;
 
 /** Repository files reachable by relative imports (static and dynamic) from `entry`. */
 function reachable(entry: string, seen = new Set<string>()): Set<string> {
@@ -58,20 +62,32 @@ void describe("Dockerfiles", () => {
     void it(`${image.file}: multi-stage, non-root, gearbox entrypoint and the right default command`, () => {
       const s = stages(image.file);
       assert.ok(s.length >= 2, "multi-stage");
-      assert.ok(s[0]?.instructions.some((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args)), "production dependencies only, from the lockfile");
-      assert.ok(s.at(-1)?.instructions.some((i) => i.op === "COPY" && i.args.startsWith("--from=")), "the final stage copies from a build stage");
+      assert.ok(
+        s[0]?.instructions.some((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args)),
+        "production dependencies only, from the lockfile",
+      );
+      assert.ok(
+        s.at(-1)?.instructions.some((i) => i.op === "COPY" && i.args.startsWith("--from=")),
+        "the final stage copies from a build stage",
+      );
       assert.match(last(s, "USER") ?? "root", image.user);
       assert.match(last(s, "ENTRYPOINT") ?? "", /node", "bin\/gearbox\.mjs"\]$/);
       assert.equal(last(s, "CMD"), image.cmd);
     });
 
     void it(`${image.file}: copies every file the gearbox command can load`, () => {
-      const copied = stages(image.file).at(-1)?.instructions.filter((i) => i.op === "COPY" && !i.args.startsWith("--from")).map((i) => i.args.split(/\s+/)[0] ?? "") ?? [];
+      const copied =
+        stages(image.file)
+          .at(-1)
+          ?.instructions.filter((i) => i.op === "COPY" && !i.args.startsWith("--from"))
+          .map((i) => i.args.split(/\s+/)[0] ?? "") ?? [];
       const files = [...reachable("bin/gearbox.mjs"), ...reachable("cli/gearbox.ts"), ...reachable("edge-agent/main.ts")];
       assert.ok(files.length > 50, `only ${files.length} files reachable: the import scan is broken`);
       const missing = files.filter((f) => !copied.some((c) => f === c || f.startsWith(`${c}/`)));
       assert.deepEqual([...new Set(missing)], []);
-      const ignored = readFileSync(path.join(REPO, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
+      const ignored = readFileSync(path.join(REPO, ".dockerignore"), "utf8")
+        .split("\n")
+        .map((l) => l.trim());
       for (const c of copied) assert.ok(!ignored.includes(c), `.dockerignore drops ${c}`);
       for (const must of [".git", "node_modules", ".env"]) assert.ok(ignored.includes(must), `.dockerignore: ${must}`);
     });
@@ -81,7 +97,10 @@ void describe("Dockerfiles", () => {
   const install = (file: string): { ci: string; copied: string[] } => {
     const deps = stages(file)[0]?.instructions ?? [];
     const at = deps.findIndex((i) => i.op === "RUN" && /npm ci\b/.test(i.args));
-    const copied = deps.slice(0, at).filter((i) => i.op === "COPY").flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    const copied = deps
+      .slice(0, at)
+      .filter((i) => i.op === "COPY")
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     return { ci: deps[at]?.args ?? "", copied };
   };
 
@@ -130,7 +149,9 @@ void describe("compose.yaml", () => {
     const listener = obj(arrayAtPath(plain, "static_resources.listeners")[0]);
     assert.equal(obj(obj(listener["address"])["socket_address"])["address"], "0.0.0.0", "reachable through the published port");
     const cluster = obj(arrayAtPath(plain, "static_resources.clusters").find((c) => obj(c)["name"] === "gearbox_extproc"));
-    const address = obj(obj(obj(obj(arr(obj(arr(obj(cluster["load_assignment"])["endpoints"])[0])["lb_endpoints"])[0])["endpoint"])["address"])["socket_address"]);
+    const address = obj(
+      obj(obj(obj(arr(obj(arr(obj(cluster["load_assignment"])["endpoints"])[0])["lb_endpoints"])[0])["endpoint"])["address"])["socket_address"],
+    );
     const aliases = arr(obj(obj(service("gearbox")["networks"])["default"])["aliases"]);
     assert.ok(aliases.includes(address["address"]) || address["address"] === "gearbox", `ext_proc address ${String(address["address"])}`);
     assert.equal(address["port_value"], 50051);
@@ -149,6 +170,7 @@ void describe("compose.yaml", () => {
     assert.equal(args[args.indexOf("--control-plane") + 1], "gearbox:18000");
     const modelMount = mounts("edge-agent").find(([, t]) => t === "/models");
     assert.ok(modelMount, "models mounted at /models");
-    for (const m of config.value.edge.assignments.flatMap((a) => a.models)) assert.ok(m.source.startsWith("/models/"), `${m.id}: ${m.source} is not under /models`);
+    for (const m of config.value.edge.assignments.flatMap((a) => a.models))
+      assert.ok(m.source.startsWith("/models/"), `${m.id}: ${m.source} is not under /models`);
   });
 });

@@ -12,7 +12,8 @@ import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, type Manifest } from
 
 const rendered = new Map(KUSTOMIZATIONS.map((dir) => [dir, renderKustomize(dir)]));
 const base = (): Manifest[] => structuredClone(rendered.get("istio/base") ?? assert.fail("no base"));
-const patchesOf = (docs: readonly Manifest[]): Record<string, unknown>[] => arr(obj(ofKind(docs, "EnvoyFilter", "gearbox-ext-proc")[0]?.["spec"])["configPatches"]).map(obj);
+const patchesOf = (docs: readonly Manifest[]): Record<string, unknown>[] =>
+  arr(obj(ofKind(docs, "EnvoyFilter", "gearbox-ext-proc")[0]?.["spec"])["configPatches"]).map(obj);
 const isEdgeAdd = (p: Record<string, unknown>): boolean => p["applyTo"] === "CLUSTER" && obj(p["patch"])["operation"] === "ADD";
 
 for (const [dir, docs] of rendered) {
@@ -33,8 +34,18 @@ function previous(): Manifest[] {
   const docs = base();
   const meta = { namespace: "gearbox", labels: { "app.kubernetes.io/part-of": "gearbox" } };
   docs.push(
-    { apiVersion: "networking.istio.io/v1beta1", kind: "ServiceEntry", metadata: { name: "gearbox-edge", ...meta }, spec: { hosts: [EDGE_HOST], location: "MESH_EXTERNAL", resolution: "NONE", ports: [{ number: 8088, name: "http-edge", protocol: "HTTP" }] } },
-    { apiVersion: "networking.istio.io/v1beta1", kind: "DestinationRule", metadata: { name: "gearbox-edge", ...meta }, spec: { host: EDGE_HOST, trafficPolicy: { tls: { mode: "DISABLE" }, connectionPool: { tcp: { connectTimeout: "1s" } } } } },
+    {
+      apiVersion: "networking.istio.io/v1beta1",
+      kind: "ServiceEntry",
+      metadata: { name: "gearbox-edge", ...meta },
+      spec: { hosts: [EDGE_HOST], location: "MESH_EXTERNAL", resolution: "NONE", ports: [{ number: 8088, name: "http-edge", protocol: "HTTP" }] },
+    },
+    {
+      apiVersion: "networking.istio.io/v1beta1",
+      kind: "DestinationRule",
+      metadata: { name: "gearbox-edge", ...meta },
+      spec: { host: EDGE_HOST, trafficPolicy: { tls: { mode: "DISABLE" }, connectionPool: { tcp: { connectTimeout: "1s" } } } },
+    },
   );
   const edge = patchesOf(docs).find(isEdgeAdd) ?? assert.fail("no CLUSTER ADD");
   const value = obj(obj(edge["patch"])["value"]);
@@ -45,13 +56,18 @@ function previous(): Manifest[] {
 
 void describe("the checks fail on the previous manifests", () => {
   void it("the gearbox-edge ServiceEntry opens 0.0.0.0_8088 in every sidecar", () => {
-    assert.deepEqual(wildcardListenerErrors(previous()), ["ServiceEntry gearbox/gearbox-edge: resolution NONE without addresses: every sidecar gets a 0.0.0.0_8088 listener catching all traffic to port 8088"]);
+    assert.deepEqual(wildcardListenerErrors(previous()), [
+      "ServiceEntry gearbox/gearbox-edge: resolution NONE without addresses: every sidecar gets a 0.0.0.0_8088 listener catching all traffic to port 8088",
+    ]);
   });
 
   void it("an HTTP port other than 80, or a TCP port, on an entry without addresses", () => {
     const docs = base();
     const se = ofKind(docs, "ServiceEntry", "gearbox-provider-openai")[0] ?? assert.fail("no entry");
-    obj(se["spec"])["ports"] = [{ number: 8088, name: "http-edge", protocol: "HTTP" }, { number: 6379, name: "tcp-redis", protocol: "TCP" }];
+    obj(se["spec"])["ports"] = [
+      { number: 8088, name: "http-edge", protocol: "HTTP" },
+      { number: 6379, name: "tcp-redis", protocol: "TCP" },
+    ];
     assert.deepEqual(wildcardListenerErrors(docs), [
       "ServiceEntry gearbox/gearbox-provider-openai: HTTP port 8088 without addresses: port 8088 becomes HTTP in every sidecar (0.0.0.0_8088)",
       "ServiceEntry gearbox/gearbox-provider-openai: TCP port 6379 without addresses: every sidecar sends all port-6379 traffic to this entry (0.0.0.0_6379)",
@@ -62,7 +78,11 @@ void describe("the checks fail on the previous manifests", () => {
     const errors = edgeClusterErrors(previous());
     assert.equal(errors.length, 4, errors.join("\n"));
     assert.match(errors[0] ?? "", /ServiceEntry gearbox\/gearbox-edge: declares gearbox-edge\.gearbox\.internal/);
-    for (const e of errors.slice(1)) assert.match(e, /gearbox-to-edge\) → gearbox-edge\.gearbox\.internal: Istio names its cluster outbound\|8088\|\|gearbox-edge\.gearbox\.internal, and no EnvoyFilter adds it in SIDECAR_OUTBOUND/);
+    for (const e of errors.slice(1))
+      assert.match(
+        e,
+        /gearbox-to-edge\) → gearbox-edge\.gearbox\.internal: Istio names its cluster outbound\|8088\|\|gearbox-edge\.gearbox\.internal, and no EnvoyFilter adds it in SIDECAR_OUTBOUND/,
+      );
   });
 
   void it("an ADD under another name, in another context, twice, or without a port on the route", () => {
@@ -78,7 +98,9 @@ void describe("the checks fail on the previous manifests", () => {
     assert.equal(edgeClusterErrors(twice).filter((e) => e.includes("is added 2 times")).length, 3);
     const portless = base();
     const vs = ofKind(portless, "VirtualService", "gearbox-provider-openai")[0] ?? assert.fail("no VirtualService");
-    const edge = arr(obj(vs["spec"])["http"]).map(obj).find((r) => r["name"] === "gearbox-to-edge");
+    const edge = arr(obj(vs["spec"])["http"])
+      .map(obj)
+      .find((r) => r["name"] === "gearbox-to-edge");
     delete obj(obj(arr(edge?.["route"])[0])["destination"])["port"];
     assert.match(edgeClusterErrors(portless).join("\n"), /gearbox-provider-openai: .*\(gearbox-to-edge\) → gearbox-edge\.gearbox\.internal: no port/);
   });

@@ -34,9 +34,12 @@ export function wildcardListenerErrors(docs: readonly Manifest[]): string[] {
     for (const port of arr(spec(se)["ports"]).map(obj)) {
       const n = String(port["number"]);
       const protocol = (typeof port["protocol"] === "string" ? port["protocol"] : "TCP").toUpperCase();
-      if (spec(se)["resolution"] === "NONE") errors.push(`${where(se)}: resolution NONE without addresses: every sidecar gets a 0.0.0.0_${n} listener catching all traffic to port ${n}`);
-      else if (HTTP_PROTOCOLS.has(protocol) && n !== "80") errors.push(`${where(se)}: ${protocol} port ${n} without addresses: port ${n} becomes HTTP in every sidecar (0.0.0.0_${n})`);
-      else if (!HTTP_PROTOCOLS.has(protocol) && protocol !== "TLS") errors.push(`${where(se)}: ${protocol} port ${n} without addresses: every sidecar sends all port-${n} traffic to this entry (0.0.0.0_${n})`);
+      if (spec(se)["resolution"] === "NONE")
+        errors.push(`${where(se)}: resolution NONE without addresses: every sidecar gets a 0.0.0.0_${n} listener catching all traffic to port ${n}`);
+      else if (HTTP_PROTOCOLS.has(protocol) && n !== "80")
+        errors.push(`${where(se)}: ${protocol} port ${n} without addresses: port ${n} becomes HTTP in every sidecar (0.0.0.0_${n})`);
+      else if (!HTTP_PROTOCOLS.has(protocol) && protocol !== "TLS")
+        errors.push(`${where(se)}: ${protocol} port ${n} without addresses: every sidecar sends all port-${n} traffic to this entry (0.0.0.0_${n})`);
     }
   }
   return errors;
@@ -72,37 +75,42 @@ export function edgeClusterErrors(docs: readonly Manifest[]): string[] {
   const added = addedClusters(docs);
   for (const a of added) errors.push(...a.patch.errors);
   for (const se of ofKind(docs, "ServiceEntry")) {
-    if (arr(spec(se)["hosts"]).includes(EDGE_HOST)) errors.push(`${where(se)}: declares ${EDGE_HOST}: Istio builds the edge cluster from it (and the entry's listener), the EnvoyFilter must add it instead`);
+    if (arr(spec(se)["hosts"]).includes(EDGE_HOST))
+      errors.push(`${where(se)}: declares ${EDGE_HOST}: Istio builds the edge cluster from it (and the entry's listener), the EnvoyFilter must add it instead`);
   }
   let edgeRoutes = 0;
   for (const vs of ofKind(docs, "VirtualService")) {
-    arr(spec(vs)["http"]).map(obj).forEach((route, i) => {
-      for (const dst of arr(route["route"]).map((r) => obj(obj(r)["destination"]))) {
-        const host = String(dst["host"]);
-        if (host === EDGE_HOST) edgeRoutes++;
-        if (host !== EDGE_HOST && registered(docs, host)) continue;
-        const at = `${where(vs)}: http[${i}] (${String(route["name"])}) → ${host}`;
-        const port = obj(dst["port"])["number"];
-        if (typeof port !== "number") {
-          errors.push(`${at}: no port: Istio names the cluster after the listener's port, never the one an EnvoyFilter adds`);
-          continue;
+    arr(spec(vs)["http"])
+      .map(obj)
+      .forEach((route, i) => {
+        for (const dst of arr(route["route"]).map((r) => obj(obj(r)["destination"]))) {
+          const host = String(dst["host"]);
+          if (host === EDGE_HOST) edgeRoutes++;
+          if (host !== EDGE_HOST && registered(docs, host)) continue;
+          const at = `${where(vs)}: http[${i}] (${String(route["name"])}) → ${host}`;
+          const port = obj(dst["port"])["number"];
+          if (typeof port !== "number") {
+            errors.push(`${at}: no port: Istio names the cluster after the listener's port, never the one an EnvoyFilter adds`);
+            continue;
+          }
+          const name = `outbound|${String(port)}|${typeof dst["subset"] === "string" ? dst["subset"] : ""}|${host}`;
+          for (const context of contextsOf(vs)) {
+            const found = added.filter((a) => a.name === name && (a.context === context || a.context === "ANY"));
+            if (found.length === 0) errors.push(`${at}: Istio names its cluster ${name}, and no EnvoyFilter adds it in ${context}: the route has no cluster`);
+            if (found.length > 1) errors.push(`${at}: ${name} is added ${found.length} times in ${context}: Envoy rejects duplicate clusters`);
+          }
         }
-        const name = `outbound|${String(port)}|${typeof dst["subset"] === "string" ? dst["subset"] : ""}|${host}`;
-        for (const context of contextsOf(vs)) {
-          const found = added.filter((a) => a.name === name && (a.context === context || a.context === "ANY"));
-          if (found.length === 0) errors.push(`${at}: Istio names its cluster ${name}, and no EnvoyFilter adds it in ${context}: the route has no cluster`);
-          if (found.length > 1) errors.push(`${at}: ${name} is added ${found.length} times in ${context}: Envoy rejects duplicate clusters`);
-        }
-      }
-    });
+      });
   }
   if (edgeRoutes === 0) errors.push(`no VirtualService route goes to ${EDGE_HOST}`);
   for (const { patch, name } of added.filter((a) => a.name.endsWith(`||${EDGE_HOST}`))) {
     const c = patch.plain ?? {};
-    if (c["type"] !== "ORIGINAL_DST" || c["lb_policy"] !== "CLUSTER_PROVIDED") errors.push(`${patch.where}: ${name} must be ORIGINAL_DST with lb_policy CLUSTER_PROVIDED (the agent is the ip:port ext_proc chose)`);
+    if (c["type"] !== "ORIGINAL_DST" || c["lb_policy"] !== "CLUSTER_PROVIDED")
+      errors.push(`${patch.where}: ${name} must be ORIGINAL_DST with lb_policy CLUSTER_PROVIDED (the agent is the ip:port ext_proc chose)`);
     const lb = obj(c["original_dst_lb_config"]);
     const key = { key: EDGE_ENDPOINT_METADATA.namespace, path: [{ key: EDGE_ENDPOINT_METADATA.key }] };
-    if (JSON.stringify(lb["metadata_key"]) !== JSON.stringify(key)) errors.push(`${patch.where}: ${name} must take its destination from metadata ${EDGE_ENDPOINT_METADATA.namespace}/${EDGE_ENDPOINT_METADATA.key}`);
+    if (JSON.stringify(lb["metadata_key"]) !== JSON.stringify(key))
+      errors.push(`${patch.where}: ${name} must take its destination from metadata ${EDGE_ENDPOINT_METADATA.namespace}/${EDGE_ENDPOINT_METADATA.key}`);
     if (lb["use_http_header"] === true || lb["http_header_name"] !== undefined) errors.push(`${patch.where}: ${name} reads a header any caller can send`);
     if (c["transport_socket"] !== undefined) errors.push(`${patch.where}: ${name}: edge agents speak plain HTTP (outside the mesh)`);
   }

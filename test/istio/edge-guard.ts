@@ -31,16 +31,24 @@ function guardRegex(docs: readonly Manifest[]): string | undefined {
 
 /** The edge route of every provider VirtualService is guarded on an ip:port in the edge metadata. */
 export function edgeRouteGuardErrors(docs: readonly Manifest[]): string[] {
-  const edgeRoutes = ofKind(docs, "VirtualService").flatMap((vs) => arr(obj(vs["spec"])["http"]).map(obj).filter((r) => r["name"] === "gearbox-to-edge"));
+  const edgeRoutes = ofKind(docs, "VirtualService").flatMap((vs) =>
+    arr(obj(vs["spec"])["http"])
+      .map(obj)
+      .filter((r) => r["name"] === "gearbox-to-edge"),
+  );
   if (edgeRoutes.length === 0) return [];
   const regex = guardRegex(docs);
   if (regex === undefined) {
-    return [`route gearbox-to-edge: no EnvoyFilter requires ${EDGE_ENDPOINT_METADATA.namespace}/${EDGE_ENDPOINT_METADATA.key}; x-gearbox-upstream: edge alone sends the call wherever ORIGINAL_DST falls back (what the app dialled)`];
+    return [
+      `route gearbox-to-edge: no EnvoyFilter requires ${EDGE_ENDPOINT_METADATA.namespace}/${EDGE_ENDPOINT_METADATA.key}; x-gearbox-upstream: edge alone sends the call wherever ORIGINAL_DST falls back (what the app dialled)`,
+    ];
   }
   const full = new RegExp(`^(?:${regex})$`);
   return [
     ...EDGE_ENDPOINTS_ACCEPTED.filter((e) => !full.test(e)).map((e) => `route gearbox-to-edge: the guard refuses the agent ${e}`),
-    ...EDGE_ENDPOINTS_REFUSED.filter((e) => full.test(e)).map((e) => `route gearbox-to-edge: the guard lets ${JSON.stringify(e)} through, which ORIGINAL_DST cannot parse (it would fall back to the connection)`),
+    ...EDGE_ENDPOINTS_REFUSED.filter((e) => full.test(e)).map(
+      (e) => `route gearbox-to-edge: the guard lets ${JSON.stringify(e)} through, which ORIGINAL_DST cannot parse (it would fall back to the connection)`,
+    ),
   ];
 }
 
@@ -60,5 +68,7 @@ export function headerStripErrors(docs: readonly Manifest[]): string[] {
       );
     });
   });
-  return strips.length > 0 ? [] : [`no mesh-wide EnvoyFilter (istio-system, no workloadSelector) removes ${CALLER_STRIPPED_HEADERS.join(", ")} first on port 80 of every sidecar`];
+  return strips.length > 0
+    ? []
+    : [`no mesh-wide EnvoyFilter (istio-system, no workloadSelector) removes ${CALLER_STRIPPED_HEADERS.join(", ")} first on port 80 of every sidecar`];
 }

@@ -35,7 +35,11 @@ function sidecarEdgeCluster(): PlainObject {
   const result = parseBootstrap(readEnvoyYaml("sidecar.yaml"));
   assert.ok(result.ok, "envoy/sidecar.yaml parses");
   const plain = toPlainObject(result.type, result.message);
-  return obj(arrayAtPath(plain, "static_resources.clusters").map(obj).find((c) => c["name"] === "edge"));
+  return obj(
+    arrayAtPath(plain, "static_resources.clusters")
+      .map(obj)
+      .find((c) => c["name"] === "edge"),
+  );
 }
 
 function extProcPatch(patches: readonly ParsedPatch[]): PlainObject {
@@ -65,7 +69,11 @@ for (const dir of KUSTOMIZATIONS) {
       assert.ok(docs.length >= 20, `only ${docs.length} documents`);
       assert.deepEqual(docs.flatMap(validateManifest), []);
       const names = docs.map((d) => `${d.kind}/${d.metadata.namespace ?? ""}/${d.metadata.name}`);
-      assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], "duplicate resources");
+      assert.deepEqual(
+        names.filter((n, i) => names.indexOf(n) !== i),
+        [],
+        "duplicate resources",
+      );
     });
 
     void it("every EnvoyFilter patch value parses strictly into its Envoy proto type", () => {
@@ -74,7 +82,10 @@ for (const dir of KUSTOMIZATIONS) {
       for (const filter of filters) {
         const patches = parseEnvoyFilterPatches(filter);
         assert.ok(patches.length >= (filter.metadata.name === "gearbox-ext-proc" ? 5 : 1));
-        assert.deepEqual(patches.flatMap((p) => p.errors), []);
+        assert.deepEqual(
+          patches.flatMap((p) => p.errors),
+          [],
+        );
       }
     });
 
@@ -88,7 +99,9 @@ for (const dir of KUSTOMIZATIONS) {
       const [, port, host] = /^outbound\|(\d+)\|\|([^.]+)\.([^.]+)\.svc\.cluster\.local$/.exec(cluster) ?? [];
       const svc = ofKind(docs, "Service", host)[0];
       assert.ok(svc, `Service ${host} for ${cluster}`);
-      const svcPort = arr(obj(svc["spec"])["ports"]).map(obj).find((p) => String(p["port"]) === port);
+      const svcPort = arr(obj(svc["spec"])["ports"])
+        .map(obj)
+        .find((p) => String(p["port"]) === port);
       assert.equal(svcPort?.["appProtocol"], "grpc", "Istio must speak HTTP/2 to ext_proc");
       const expected = { ...sidecarExtProc() };
       delete config["grpc_service"];
@@ -113,7 +126,12 @@ for (const dir of KUSTOMIZATIONS) {
       const gateway = dir.endsWith("egress-gateway");
       const vhostPort = gateway ? 443 : 80;
       const enabled = patches
-        .filter((p) => p.applyTo === "VIRTUAL_HOST" && obj(obj(p.plain?.["typed_per_filter_config"])[EXT_PROC])["disabled"] !== true && EXT_PROC in obj(p.plain?.["typed_per_filter_config"]))
+        .filter(
+          (p) =>
+            p.applyTo === "VIRTUAL_HOST" &&
+            obj(obj(p.plain?.["typed_per_filter_config"])[EXT_PROC])["disabled"] !== true &&
+            EXT_PROC in obj(p.plain?.["typed_per_filter_config"]),
+        )
         .map((p) => String(p.plain?.["name"]));
       assert.deepEqual(enabled.sort(), [...providers(docs).values()].map((h) => `${h}:${vhostPort}`).sort());
       for (const p of patches) assert.equal(p.match["context"], gateway ? "GATEWAY" : "SIDECAR_OUTBOUND", p.where);
@@ -122,8 +140,12 @@ for (const dir of KUSTOMIZATIONS) {
       assert.ok(edge?.plain);
       assert.equal(edge.operation, "ADD");
       assert.equal(edge.plain["name"], `outbound|8088||${EDGE_HOST}`);
-      assert.deepEqual(ofKind(docs, "ServiceEntry").filter((se) => arr(obj(se["spec"])["hosts"]).includes(EDGE_HOST)), []);
-      const pick = (c: PlainObject): PlainObject => Object.fromEntries(["type", "lb_policy", "connect_timeout", "original_dst_lb_config"].map((k) => [k, c[k]]));
+      assert.deepEqual(
+        ofKind(docs, "ServiceEntry").filter((se) => arr(obj(se["spec"])["hosts"]).includes(EDGE_HOST)),
+        [],
+      );
+      const pick = (c: PlainObject): PlainObject =>
+        Object.fromEntries(["type", "lb_policy", "connect_timeout", "original_dst_lb_config"].map((k) => [k, c[k]]));
       assert.deepEqual(pick(edge.plain), pick(sidecarEdgeCluster()), "as envoy/sidecar.yaml's edge cluster");
       assert.equal(edge.plain["type"], "ORIGINAL_DST");
     });
@@ -153,10 +175,19 @@ for (const dir of KUSTOMIZATIONS) {
       assert.deepEqual(config.value.providers.map((p) => p.name).sort(), [...hosts.keys()].sort(), "providers in gearbox.yaml = provider ServiceEntries");
       for (const [name, host] of hosts) {
         const se = obj(ofKind(docs, "ServiceEntry", `gearbox-provider-${name}`)[0]?.["spec"]);
-        assert.deepEqual(arr(se["ports"]).map(obj).find((p) => p["number"] === 80), { number: 80, name: "http", protocol: "HTTP", targetPort: 443 });
+        assert.deepEqual(
+          arr(se["ports"])
+            .map(obj)
+            .find((p) => p["number"] === 80),
+          { number: 80, name: "http", protocol: "HTTP", targetPort: 443 },
+        );
         const dr = obj(ofKind(docs, "DestinationRule", `gearbox-provider-${name}`)[0]?.["spec"]);
         assert.equal(dr["host"], host);
-        const tls = obj(arr(obj(dr["trafficPolicy"])["portLevelSettings"]).map(obj).find((s) => obj(s["port"])["number"] === 80)?.["tls"]);
+        const tls = obj(
+          arr(obj(dr["trafficPolicy"])["portLevelSettings"])
+            .map(obj)
+            .find((s) => obj(s["port"])["number"] === 80)?.["tls"],
+        );
         assert.deepEqual(tls, { mode: "SIMPLE", sni: host, subjectAltNames: [host] });
         const vs = obj(ofKind(docs, "VirtualService", `gearbox-provider-${name}`)[0]?.["spec"]);
         assert.deepEqual(vs["hosts"], [host]);
@@ -172,7 +203,11 @@ for (const dir of KUSTOMIZATIONS) {
           assert.equal(retries["attempts"], 1, `${name} → ${target}: one retry, then Gearbox's fallback chain`);
           const retryOn = String(retries["retryOn"]).split(",");
           for (const must of ["connect-failure", "429", "503"]) assert.ok(retryOn.includes(must), `${name} → ${target}: retryOn needs ${must}`);
-          for (const c of retryOn) assert.ok(/^(connect-failure|refused-stream|reset-before-request|429|50[0234])$/.test(c), `${name} → ${target}: retryOn '${c}' may repeat a billed call`);
+          for (const c of retryOn)
+            assert.ok(
+              /^(connect-failure|refused-stream|reset-before-request|429|50[0234])$/.test(c),
+              `${name} → ${target}: retryOn '${c}' may repeat a billed call`,
+            );
         }
         const edge = routes.find((r) => r["name"] === "gearbox-to-edge");
         assert.deepEqual(obj(arr(edge?.["route"])[0])["destination"], { host: EDGE_HOST, port: { number: 8088 } });
@@ -186,7 +221,12 @@ for (const dir of KUSTOMIZATIONS) {
 
     void it("workloads: contract ports, probes on declared ports, selectors that match, non-root, memory limits", () => {
       const workloads = [...ofKind(docs, "Deployment"), ...ofKind(docs, "DaemonSet")];
-      assert.deepEqual(ofKind(docs, "Deployment").map((d) => arr(obj(arr(podSpec(d)["containers"])[0])["args"])[0]).sort(), ["extproc", "xds"]);
+      assert.deepEqual(
+        ofKind(docs, "Deployment")
+          .map((d) => arr(obj(arr(podSpec(d)["containers"])[0])["args"])[0])
+          .sort(),
+        ["extproc", "xds"],
+      );
       const contract: Record<string, number[]> = { extproc: [50051, 8080, 8081, 9464], xds: [18000, 9464], "edge-agent": [8088] };
       for (const w of workloads) {
         const name = `${w.kind} ${w.metadata.name}`;
@@ -195,12 +235,19 @@ for (const dir of KUSTOMIZATIONS) {
         const container = obj(arr(spec["containers"])[0]);
         const mode = String(arr(container["args"])[0]);
         const ports = arr(container["ports"]).map(obj);
-        assert.deepEqual(ports.map((p) => p["containerPort"]), contract[mode], `${name}: ports`);
+        assert.deepEqual(
+          ports.map((p) => p["containerPort"]),
+          contract[mode],
+          `${name}: ports`,
+        );
         for (const probe of ["readinessProbe", "livenessProbe", "startupProbe"]) {
           const p = obj(container[probe]);
           if (Object.keys(p).length === 0) continue;
           const port = obj(p["httpGet"])["port"] ?? obj(p["tcpSocket"])["port"] ?? obj(p["grpc"])["port"];
-          assert.ok(ports.some((q) => q["name"] === port || q["containerPort"] === port), `${name}: ${probe} port ${String(port)}`);
+          assert.ok(
+            ports.some((q) => q["name"] === port || q["containerPort"] === port),
+            `${name}: ${probe} port ${String(port)}`,
+          );
         }
         assert.ok(container["readinessProbe"] && container["livenessProbe"], `${name}: probes`);
         assert.ok(obj(obj(container["resources"])["limits"])["memory"], `${name}: memory limit`);
@@ -208,7 +255,11 @@ for (const dir of KUSTOMIZATIONS) {
         assert.equal(secure["runAsNonRoot"], true, `${name}: runAsNonRoot`);
         assert.equal(secure["allowPrivilegeEscalation"], false, `${name}: allowPrivilegeEscalation`);
         const volumes = arr(spec["volumes"]).map(obj);
-        for (const m of arr(container["volumeMounts"]).map(obj)) assert.ok(volumes.some((v) => v["name"] === m["name"]), `${name}: volume ${String(m["name"])}`);
+        for (const m of arr(container["volumeMounts"]).map(obj))
+          assert.ok(
+            volumes.some((v) => v["name"] === m["name"]),
+            `${name}: volume ${String(m["name"])}`,
+          );
         for (const v of volumes) {
           const cm = obj(v["configMap"])["name"];
           if (typeof cm === "string") assert.equal(ofKind(docs, "ConfigMap", cm).length, 1, `${name}: ConfigMap ${cm}`);
@@ -220,18 +271,25 @@ for (const dir of KUSTOMIZATIONS) {
           const [, svc, ns, port] = /^([^.]+)\.([^.]+)\.svc\.cluster\.local:(\d+)$/.exec(String(e["value"])) ?? [];
           const service = ofKind(docs, "Service", svc).find((s) => s.metadata.namespace === ns);
           assert.ok(service, `${name}: GEARBOX_XDS_ADDRESS names Service ${svc}.${ns}`);
-          assert.ok(arr(obj(service["spec"])["ports"]).some((p) => String(obj(p)["port"]) === port), `${name}: xds port ${port}`);
+          assert.ok(
+            arr(obj(service["spec"])["ports"]).some((p) => String(obj(p)["port"]) === port),
+            `${name}: xds port ${port}`,
+          );
         }
       }
       for (const svc of ofKind(docs, "Service")) {
         const target = workloads.find((w) => w.metadata.namespace === svc.metadata.namespace && matches(obj(obj(svc["spec"])["selector"]), podLabels(w)));
         assert.ok(target, `Service ${svc.metadata.name} selects a workload`);
         const names = arr(obj(arr(podSpec(target)["containers"])[0])["ports"]).map((p) => obj(p)["name"]);
-        for (const p of arr(obj(svc["spec"])["ports"]).map(obj)) assert.ok(names.includes(p["targetPort"]), `Service ${svc.metadata.name}: targetPort ${String(p["targetPort"])}`);
+        for (const p of arr(obj(svc["spec"])["ports"]).map(obj))
+          assert.ok(names.includes(p["targetPort"]), `Service ${svc.metadata.name}: targetPort ${String(p["targetPort"])}`);
       }
       for (const pdb of ofKind(docs, "PodDisruptionBudget")) {
         const selector = obj(obj(obj(pdb["spec"])["selector"])["matchLabels"]);
-        assert.ok(workloads.some((w) => matches(selector, podLabels(w))), `PDB ${pdb.metadata.name} selects a workload`);
+        assert.ok(
+          workloads.some((w) => matches(selector, podLabels(w))),
+          `PDB ${pdb.metadata.name} selects a workload`,
+        );
       }
     });
   });
@@ -253,11 +311,13 @@ void describe("edge agents (DaemonSets)", () => {
       assert.equal(args[0], "edge-agent");
       for (const flag of args.filter((a) => a.startsWith("--"))) assert.ok(EDGE_AGENT_USAGE.includes(flag), `unknown flag ${flag}`);
       for (const env of arr(container["env"]).map(obj)) {
-        if (String(env["name"]).startsWith("GEARBOX_")) assert.ok(EDGE_AGENT_USAGE.includes(String(env["name"])), `env ${String(env["name"])} is not the agent's`);
+        if (String(env["name"]).startsWith("GEARBOX_"))
+          assert.ok(EDGE_AGENT_USAGE.includes(String(env["name"])), `env ${String(env["name"])} is not the agent's`);
       }
       const port = obj(arr(container["ports"])[0]);
       assert.equal(port["hostPort"], 8088, "advertised as HOST_IP:8088");
-      for (const probe of ["readinessProbe", "livenessProbe", "startupProbe"]) assert.ok(["/readyz", "/healthz"].includes(String(obj(obj(container[probe])["httpGet"])["path"])), probe);
+      for (const probe of ["readinessProbe", "livenessProbe", "startupProbe"])
+        assert.ok(["/readyz", "/healthz"].includes(String(obj(obj(container[probe])["httpGet"])["path"])), probe);
     }
   });
 
@@ -269,7 +329,11 @@ void describe("edge agents (DaemonSets)", () => {
     assert.ok(sources.length > 0);
     for (const ds of daemonSets) {
       const mounts = arr(obj(arr(podSpec(ds)["containers"])[0])["volumeMounts"]).map((m) => String(obj(m)["mountPath"]));
-      for (const source of sources) assert.ok(mounts.some((m) => source.startsWith(`${m}/`)), `${ds.metadata.name}: ${source} is not under a mount`);
+      for (const source of sources)
+        assert.ok(
+          mounts.some((m) => source.startsWith(`${m}/`)),
+          `${ds.metadata.name}: ${source} is not under a mount`,
+        );
     }
   });
 });
@@ -288,7 +352,8 @@ void describe("overlays", () => {
     const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
     assert.deepEqual(obj(obj(filter?.["spec"])["workloadSelector"])["labels"], { istio: "egressgateway" });
     const hosts = [...providers(docs).values()].sort();
-    for (const name of providers(docs).keys()) assert.deepEqual(obj(ofKind(docs, "VirtualService", `gearbox-provider-${name}`)[0]?.["spec"])["gateways"], ["gearbox/gearbox-egress"]);
+    for (const name of providers(docs).keys())
+      assert.deepEqual(obj(ofKind(docs, "VirtualService", `gearbox-provider-${name}`)[0]?.["spec"])["gateways"], ["gearbox/gearbox-egress"]);
     const mesh = obj(ofKind(docs, "VirtualService", "gearbox-mesh-to-egress")[0]?.["spec"]);
     assert.deepEqual(arr(mesh["hosts"]).map(String).sort(), hosts, "every provider host goes to the gateway");
     assert.deepEqual(mesh["gateways"], ["mesh"]);
@@ -328,7 +393,9 @@ void describe("the checks can fail", () => {
       config["allow_mode_override"] = "yes";
       obj(obj(patches[0]?.["patch"])["value"])["per_connection_buffer_limit_bytes"] = -1;
     });
-    const errors = parseEnvoyFilterPatches(filter).flatMap((p) => p.errors).join("\n");
+    const errors = parseEnvoyFilterPatches(filter)
+      .flatMap((p) => p.errors)
+      .join("\n");
     assert.match(errors, /typed_config\.message_timout: unknown field "message_timout"/);
     assert.match(errors, /typed_config\.allow_mode_override: expected bool/);
     assert.match(errors, /configPatches\[0\] \(LISTENER MERGE\): per_connection_buffer_limit_bytes: -1 is out of range for uint32/);

@@ -21,7 +21,11 @@ import * as istioV1alpha3 from "@kubernetes-models/istio/networking.istio.io/v1a
 import * as istioV1beta1 from "@kubernetes-models/istio/networking.istio.io/v1beta1";
 import * as securityV1beta1 from "@kubernetes-models/istio/security.istio.io/v1beta1";
 
-export type Manifest = Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
+export type Manifest = Record<string, unknown> & {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+};
 
 /** The repository root. */
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));

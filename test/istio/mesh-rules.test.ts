@@ -121,28 +121,45 @@ void describe("each rule fails on the manifests before issue 16", () => {
   });
 
   void it("2: the shadow overlay with failure_mode_allow false", () => {
-    const before = edit(docsOf("istio/overlays/shadow"), (d) => void (obj(getAt(d, ["spec", "configPatches", 1, "patch", "value", "typed_config"]))["failure_mode_allow"] = false), named("EnvoyFilter", "gearbox-ext-proc"));
+    const before = edit(
+      docsOf("istio/overlays/shadow"),
+      (d) => void (obj(getAt(d, ["spec", "configPatches", 1, "patch", "value", "typed_config"]))["failure_mode_allow"] = false),
+      named("EnvoyFilter", "gearbox-ext-proc"),
+    );
     assert.equal(shadowFailsOpen(before).length, 1);
   });
 
   void it("4: sni without subjectAltNames", () => {
-    const before = edit(base, (d) => {
-      for (const s of arr(obj(obj(d["spec"])["trafficPolicy"])["portLevelSettings"])) delete obj(obj(s)["tls"])["subjectAltNames"];
-    }, (d) => d.kind === "DestinationRule" && d.metadata.labels?.["gearbox.dev/provider"] !== undefined);
+    const before = edit(
+      base,
+      (d) => {
+        for (const s of arr(obj(obj(d["spec"])["trafficPolicy"])["portLevelSettings"])) delete obj(obj(s)["tls"])["subjectAltNames"];
+      },
+      (d) => d.kind === "DestinationRule" && d.metadata.labels?.["gearbox.dev/provider"] !== undefined,
+    );
     assert.equal(tlsOriginationChecksTheName(before).length, 3);
   });
 
   void it("7: routes without retries, and an edge route that retries", () => {
-    const before = edit(base, (d) => {
-      for (const r of routes(d)) if (r["name"] !== "gearbox-no-route" && !String(r["name"]).match(/^gearbox-to-(openai|anthropic|gemini)$/)) delete r["retries"];
-    }, providerVs);
+    const before = edit(
+      base,
+      (d) => {
+        for (const r of routes(d))
+          if (r["name"] !== "gearbox-no-route" && !String(r["name"]).match(/^gearbox-to-(openai|anthropic|gemini)$/)) delete r["retries"];
+      },
+      providerVs,
+    );
     const errors = retriesExplicit(before);
     assert.equal(errors.length, 9, errors.join("\n")); // edge, passthrough, unprocessed × 3 hosts
     assert.ok(errors.every((e) => e.includes("no retries")));
-    const retrying = edit(base, (d) => {
-      for (const r of routes(d)) if (r["name"] === "gearbox-to-edge") r["retries"] = { attempts: 2, retryOn: "connect-failure" };
-      for (const r of routes(d)) if (r["name"] === "gearbox-passthrough") r["retries"] = { attempts: 1, retryOn: "connect-failure,503" };
-    }, named("VirtualService", "gearbox-provider-openai"));
+    const retrying = edit(
+      base,
+      (d) => {
+        for (const r of routes(d)) if (r["name"] === "gearbox-to-edge") r["retries"] = { attempts: 2, retryOn: "connect-failure" };
+        for (const r of routes(d)) if (r["name"] === "gearbox-passthrough") r["retries"] = { attempts: 1, retryOn: "connect-failure,503" };
+      },
+      named("VirtualService", "gearbox-provider-openai"),
+    );
     assert.deepEqual(retriesExplicit(retrying), [
       "VirtualService gearbox/gearbox-provider-openai: http[4] (gearbox-to-edge): the edge route must not retry (attempts: 0): Gearbox's cascade upgrades a failed edge answer",
       "VirtualService gearbox/gearbox-provider-openai: http[5] (gearbox-passthrough): retryOn '503' may repeat a call that reached the upstream",

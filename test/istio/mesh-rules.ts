@@ -67,9 +67,13 @@ export function destinationRulesReachEveryCaller(docs: readonly Manifest[]): str
     const own = serviceNamespace(docs, host);
     const ns = dr.metadata.namespace;
     if (own === undefined) errors.push(`${where(dr)}: host ${host} is neither a ServiceEntry here nor <svc>.<ns>.svc.cluster.local`);
-    else if (ns !== own && ns !== ROOT_NAMESPACE) errors.push(`${where(dr)}: applies only to callers in ${String(ns)}; put it in ${own === ROOT_NAMESPACE ? own : `${own} or ${ROOT_NAMESPACE}`} (the service's namespace or the root namespace)`);
+    else if (ns !== own && ns !== ROOT_NAMESPACE)
+      errors.push(
+        `${where(dr)}: applies only to callers in ${String(ns)}; put it in ${own === ROOT_NAMESPACE ? own : `${own} or ${ROOT_NAMESPACE}`} (the service's namespace or the root namespace)`,
+      );
     const exportTo = spec(dr)["exportTo"];
-    if (exportTo !== undefined && !arr(exportTo).includes("*")) errors.push(`${where(dr)}: exportTo ${JSON.stringify(exportTo)} hides it from other namespaces`);
+    if (exportTo !== undefined && !arr(exportTo).includes("*"))
+      errors.push(`${where(dr)}: exportTo ${JSON.stringify(exportTo)} hides it from other namespaces`);
   }
   return errors;
 }
@@ -79,12 +83,16 @@ export function tlsOriginationChecksTheName(docs: readonly Manifest[]): string[]
   const errors: string[] = [];
   for (const dr of ofKind(docs, "DestinationRule")) {
     const policy = obj(spec(dr)["trafficPolicy"]);
-    const settings = [{ at: "trafficPolicy.tls", tls: obj(policy["tls"]) }, ...arr(policy["portLevelSettings"]).map((s, i) => ({ at: `trafficPolicy.portLevelSettings[${i}].tls`, tls: obj(obj(s)["tls"]) }))];
+    const settings = [
+      { at: "trafficPolicy.tls", tls: obj(policy["tls"]) },
+      ...arr(policy["portLevelSettings"]).map((s, i) => ({ at: `trafficPolicy.portLevelSettings[${i}].tls`, tls: obj(obj(s)["tls"]) })),
+    ];
     for (const { at, tls } of settings) {
       if (tls["mode"] !== "SIMPLE" && tls["mode"] !== "MUTUAL") continue;
       const sni = tls["sni"];
       const sans = arr(tls["subjectAltNames"]);
-      if (typeof sni === "string" && !sans.includes(sni)) errors.push(`${where(dr)}: ${at}: sni without subjectAltNames [${sni}] turns off Istio's SAN check (the certificate's name is never verified)`);
+      if (typeof sni === "string" && !sans.includes(sni))
+        errors.push(`${where(dr)}: ${at}: sni without subjectAltNames [${sni}] turns off Istio's SAN check (the certificate's name is never verified)`);
     }
   }
   return errors;
@@ -118,23 +126,28 @@ const needsUpstreamHeader = (route: Route): boolean => arr(route["match"]).some(
 export function retriesExplicit(docs: readonly Manifest[]): string[] {
   const errors: string[] = [];
   for (const vs of ofKind(docs, "VirtualService")) {
-    arr(spec(vs)["http"]).map(obj).forEach((route, i) => {
-      if (destinations(route).length === 0) return; // directResponse / redirect: nothing forwarded
-      const at = `${where(vs)}: http[${i}] (${String(route["name"])})`;
-      const retries = route["retries"];
-      if (retries === undefined) return void errors.push(`${at}: no retries: Istio's default (2 retries, 503 included before 1.24) repeats LLM calls`);
-      const attempts = Number(obj(retries)["attempts"] ?? 0);
-      const on = obj(retries)["retryOn"];
-      const retryOn = (typeof on === "string" ? on : "").split(",").map((c) => c.trim()).filter((c) => c !== "");
-      if (destinations(route).includes(EDGE_HOST)) {
-        if (attempts !== 0) errors.push(`${at}: the edge route must not retry (attempts: 0): Gearbox's cascade upgrades a failed edge answer`);
-        return;
-      }
-      if (needsUpstreamHeader(route)) return; // a provider Gearbox chose: kustomize.test.ts checks its policy
-      if (attempts > 1) errors.push(`${at}: the app's own call is retried at most once`);
-      if (attempts > 0 && retryOn.length === 0) errors.push(`${at}: retryOn empty: Istio keeps its default conditions (503 included)`);
-      for (const c of retryOn) if (!BEFORE_SENT.has(c)) errors.push(`${at}: retryOn '${c}' may repeat a call that reached the upstream`);
-    });
+    arr(spec(vs)["http"])
+      .map(obj)
+      .forEach((route, i) => {
+        if (destinations(route).length === 0) return; // directResponse / redirect: nothing forwarded
+        const at = `${where(vs)}: http[${i}] (${String(route["name"])})`;
+        const retries = route["retries"];
+        if (retries === undefined) return void errors.push(`${at}: no retries: Istio's default (2 retries, 503 included before 1.24) repeats LLM calls`);
+        const attempts = Number(obj(retries)["attempts"] ?? 0);
+        const on = obj(retries)["retryOn"];
+        const retryOn = (typeof on === "string" ? on : "")
+          .split(",")
+          .map((c) => c.trim())
+          .filter((c) => c !== "");
+        if (destinations(route).includes(EDGE_HOST)) {
+          if (attempts !== 0) errors.push(`${at}: the edge route must not retry (attempts: 0): Gearbox's cascade upgrades a failed edge answer`);
+          return;
+        }
+        if (needsUpstreamHeader(route)) return; // a provider Gearbox chose: kustomize.test.ts checks its policy
+        if (attempts > 1) errors.push(`${at}: the app's own call is retried at most once`);
+        if (attempts > 0 && retryOn.length === 0) errors.push(`${at}: retryOn empty: Istio keeps its default conditions (503 included)`);
+        for (const c of retryOn) if (!BEFORE_SENT.has(c)) errors.push(`${at}: retryOn '${c}' may repeat a call that reached the upstream`);
+      });
   }
   return errors;
 }
@@ -159,14 +172,22 @@ function vsMatches(route: Route, path: string, headers: ReadonlyMap<string, stri
  * ext_proc processing mode that route gives it: the filter's, overridden by an HTTP_ROUTE patch's
  * ExtProcPerRoute on that route name.
  */
-export function firstMatch(docs: readonly Manifest[], host: string, path: string): { route: Route | undefined; mode: Record<string, unknown>; observing: boolean } {
+export function firstMatch(
+  docs: readonly Manifest[],
+  host: string,
+  path: string,
+): { route: Route | undefined; mode: Record<string, unknown>; observing: boolean } {
   const vs = ofKind(docs, "VirtualService").find((v) => v.metadata.labels?.["gearbox.dev/provider"] && arr(spec(v)["hosts"]).includes(host));
-  const route = arr(spec(vs ?? ({} as Manifest))["http"]).map(obj).find((r) => vsMatches(r, path, new Map()));
+  const route = arr(spec(vs ?? ({} as Manifest))["http"])
+    .map(obj)
+    .find((r) => vsMatches(r, path, new Map()));
   const [filter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
   const patches = filter ? parseEnvoyFilterPatches(filter) : [];
   const config = obj(patches.find((p) => p.applyTo === "HTTP_FILTER" && p.plain?.["name"] === EXT_PROC)?.plain?.["typed_config"]);
   const base = obj(config["processing_mode"]);
-  const perRoute = patches.find((p) => p.applyTo === "HTTP_ROUTE" && obj(obj(obj(p.match["routeConfiguration"])["vhost"])["route"])["name"] === route?.["name"]);
+  const perRoute = patches.find(
+    (p) => p.applyTo === "HTTP_ROUTE" && obj(obj(obj(p.match["routeConfiguration"])["vhost"])["route"])["name"] === route?.["name"],
+  );
   const override = obj(obj(obj(obj(obj(perRoute?.plain?.["typed_per_filter_config"])[EXT_PROC])["config"])["overrides"])["processing_mode"]);
   return { route, mode: Object.keys(override).length > 0 ? override : base, observing: config["observability_mode"] === true };
 }
@@ -174,20 +195,31 @@ export function firstMatch(docs: readonly Manifest[], host: string, path: string
 /** Calls Gearbox processes are buffered whole; paths it passes through send it no body. */
 export function bodiesOnlyWhereProcessed(docs: readonly Manifest[]): string[] {
   const errors: string[] = [];
-  const hosts = ofKind(docs, "ServiceEntry").filter((se) => se.metadata.labels?.["gearbox.dev/provider"]).map((se) => String(arr(spec(se)["hosts"])[0]));
+  const hosts = ofKind(docs, "ServiceEntry")
+    .filter((se) => se.metadata.labels?.["gearbox.dev/provider"])
+    .map((se) => String(arr(spec(se)["hosts"])[0]));
   for (const host of hosts) {
     for (const path of processedPaths()) {
       const { route, mode, observing } = firstMatch(docs, host, path);
       // Observability mode streams bodies only ("Only STREAMED body processing mode is supported").
       const whole = observing ? "STREAMED" : "BUFFERED";
-      if (mode["request_body_mode"] !== whole) errors.push(`${host}${path}: route ${String(route?.["name"])} gives Gearbox request body ${String(mode["request_body_mode"])}, it needs the whole body (${whole})`);
+      if (mode["request_body_mode"] !== whole)
+        errors.push(
+          `${host}${path}: route ${String(route?.["name"])} gives Gearbox request body ${String(mode["request_body_mode"])}, it needs the whole body (${whole})`,
+        );
     }
     for (const path of UNPROCESSED_SAMPLES) {
       const { route, mode } = firstMatch(docs, host, path);
       for (const key of ["request_body_mode", "response_body_mode"]) {
-        if (mode[key] !== "NONE") errors.push(`${host}${path}: route ${String(route?.["name"])}: ${key} ${String(mode[key])}: Gearbox passes this path through, and buffering cuts it at 8 MiB (413)`);
+        if (mode[key] !== "NONE")
+          errors.push(
+            `${host}${path}: route ${String(route?.["name"])}: ${key} ${String(mode[key])}: Gearbox passes this path through, and buffering cuts it at 8 MiB (413)`,
+          );
       }
-      if (route && !destinations(route).every((h) => h === host)) errors.push(`${host}${path}: route ${String(route["name"])} must go to the host the app called, goes to ${destinations(route).join(", ") || "nowhere"}`);
+      if (route && !destinations(route).every((h) => h === host))
+        errors.push(
+          `${host}${path}: route ${String(route["name"])} must go to the host the app called, goes to ${destinations(route).join(", ") || "nowhere"}`,
+        );
     }
   }
   return errors;

@@ -28,9 +28,13 @@ for (const dir of KUSTOMIZATIONS) {
       assert.ok(raw.ok);
       assert.equal(raw.value.extproc.trust_xfcc, true, "sidecars report no peer URI SAN: workload identity needs XFCC");
       const service = ofKind(docs, "Service", "gearbox-extproc")[0] ?? assert.fail("Service gearbox-extproc");
-      const grpcPort = arr(obj(service["spec"])["ports"]).map(obj).find((p) => p["appProtocol"] === "grpc");
+      const grpcPort = arr(obj(service["spec"])["ports"])
+        .map(obj)
+        .find((p) => p["appProtocol"] === "grpc");
       const container = obj(arr(obj(podTemplate(extproc)["spec"])["containers"])[0]);
-      const containerPort = arr(container["ports"]).map(obj).find((p) => p["name"] === grpcPort?.["targetPort"])?.["containerPort"];
+      const containerPort = arr(container["ports"])
+        .map(obj)
+        .find((p) => p["name"] === grpcPort?.["targetPort"])?.["containerPort"];
       assert.equal(typeof containerPort, "number");
       const strict = ofKind(docs, "PeerAuthentication").filter((pa) => {
         const spec = obj(pa["spec"]);
@@ -53,10 +57,14 @@ for (const dir of KUSTOMIZATIONS) {
       for (const ds of ofKind(docs, "DaemonSet")) {
         const container = obj(arr(obj(podTemplate(ds)["spec"])["containers"])[0]);
         const port = Number(obj(arr(container["ports"])[0])["containerPort"]);
-        const env = arr(container["env"]).map(obj).find((e) => e["name"] === "GEARBOX_EDGE_ADVERTISE");
+        const env = arr(container["env"])
+          .map(obj)
+          .find((e) => e["name"] === "GEARBOX_EDGE_ADVERTISE");
         assert.equal(typeof env?.["value"], "string", `${ds.metadata.name}: GEARBOX_EDGE_ADVERTISE`);
         for (const hostIp of ["10.0.3.7", "2001:db8::7"]) {
-          const given = String(env?.["value"]).replace(/\s*#.*$/, "").replaceAll("$(HOST_IP)", hostIp);
+          const given = String(env?.["value"])
+            .replace(/\s*#.*$/, "")
+            .replaceAll("$(HOST_IP)", hostIp);
           assert.equal(addressError(advertiseAddressOf(given, port)), undefined, `${ds.metadata.name} on a node ${hostIp}`);
         }
       }

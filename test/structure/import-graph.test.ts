@@ -60,7 +60,10 @@ void describe("import layering", () => {
   });
 
   void it("the repository keeps the layering", () => {
-    const edges = importGraph(REPO, CODE.filter((d) => existsDir(d)));
+    const edges = importGraph(
+      REPO,
+      CODE.filter((d) => existsDir(d)),
+    );
     assert.ok(edges.length > 500, `only ${edges.length} imports read: the scan missed the code`);
     assert.deepEqual(layerViolations(edges), []);
   });

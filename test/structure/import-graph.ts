@@ -30,7 +30,10 @@ const SPEC = /((?:import|export)\s[^;]*?from\s+|import\(\s*|import\s+)(["'])(\.{
 const SKIP = new Set(["node_modules", "dist", "generated", ".git"]);
 
 const isTest = (file: string): boolean => file.endsWith(".test.ts");
-const under = (dir: string) => (file: string): boolean => file.startsWith(`${dir}/`);
+const under =
+  (dir: string) =>
+  (file: string): boolean =>
+    file.startsWith(`${dir}/`);
 
 /** Relative imports of every `.ts` file under `dirs` (repo-relative), resolved against `root`. */
 export function importGraph(root: string, dirs: readonly string[]): ImportEdge[] {
@@ -101,7 +104,8 @@ export function layerViolations(edges: readonly ImportEdge[], rules: readonly La
   const out: string[] = [];
   for (const rule of rules) {
     for (const e of edges) {
-      if (rule.from(e.from) && rule.forbids(e.to) && !(e.typeOnly === true && rule.typesAllowed?.has(`${e.from} -> ${e.to}`))) out.push(`${rule.name}: ${e.from} -> ${e.to}`);
+      if (rule.from(e.from) && rule.forbids(e.to) && !(e.typeOnly === true && rule.typesAllowed?.has(`${e.from} -> ${e.to}`)))
+        out.push(`${rule.name}: ${e.from} -> ${e.to}`);
     }
   }
   return out;

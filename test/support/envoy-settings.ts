@@ -61,7 +61,10 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
 }
 
 /** The retry policy of a shipped config's route to `cluster`, and that cluster's retry budget, as harness options. */
-export function shippedProviderRetries(name = "sidecar.yaml", cluster = "openai"): { retryPolicy: RetryPolicyOptions; retryBudget: RetryBudgetOptions | undefined } {
+export function shippedProviderRetries(
+  name = "sidecar.yaml",
+  cluster = "openai",
+): { retryPolicy: RetryPolicyOptions; retryBudget: RetryBudgetOptions | undefined } {
   const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
   let policy: Record<string, unknown> | undefined;
   let budget: Record<string, unknown> | undefined;
@@ -77,14 +80,26 @@ export function shippedProviderRetries(name = "sidecar.yaml", cluster = "openai"
   if (Array.isArray(policy.retriable_status_codes)) retryPolicy.retriable_status_codes = policy.retriable_status_codes.map(Number);
   const backOff = isObject(policy.retry_back_off) ? policy.retry_back_off : undefined;
   const base = durationMs(backOff?.base_interval);
-  if (base !== undefined) retryPolicy.retry_back_off = { base_interval_ms: base, ...(durationMs(backOff?.max_interval) !== undefined && { max_interval_ms: durationMs(backOff?.max_interval) }) };
+  if (base !== undefined)
+    retryPolicy.retry_back_off = {
+      base_interval_ms: base,
+      ...(durationMs(backOff?.max_interval) !== undefined && { max_interval_ms: durationMs(backOff?.max_interval) }),
+    };
   const limited = isObject(policy.rate_limited_retry_back_off) ? policy.rate_limited_retry_back_off : undefined;
   if (limited && Array.isArray(limited.reset_headers)) {
     const headers = limited.reset_headers.filter((h): h is Record<string, unknown> => isObject(h) && h.format === "SECONDS").map((h) => String(h.name));
-    retryPolicy.rate_limited_retry_back_off = { reset_headers: headers, ...(durationMs(limited.max_interval) !== undefined && { max_interval_ms: durationMs(limited.max_interval) }) };
+    retryPolicy.rate_limited_retry_back_off = {
+      reset_headers: headers,
+      ...(durationMs(limited.max_interval) !== undefined && { max_interval_ms: durationMs(limited.max_interval) }),
+    };
   }
   const percent = isObject(budget?.budget_percent) ? Number(budget.budget_percent.value) : undefined;
-  const retryBudget: RetryBudgetOptions | undefined = budget ? { ...(percent !== undefined && { budget_percent: percent }), ...(typeof budget.min_retry_concurrency === "number" && { min_retry_concurrency: budget.min_retry_concurrency }) } : undefined;
+  const retryBudget: RetryBudgetOptions | undefined = budget
+    ? {
+        ...(percent !== undefined && { budget_percent: percent }),
+        ...(typeof budget.min_retry_concurrency === "number" && { min_retry_concurrency: budget.min_retry_concurrency }),
+      }
+    : undefined;
   return { retryPolicy, retryBudget };
 }
 
@@ -107,7 +122,10 @@ export function shippedEdgeRoute(name = "sidecar.yaml"): { route: RouteOptions; 
   const exact = isObject(header.string_match) ? header.string_match.exact : undefined;
   const guard = Array.isArray(match.dynamic_metadata) && isObject(match.dynamic_metadata[0]) ? match.dynamic_metadata[0] : undefined;
   const pathKey = Array.isArray(guard?.path) && isObject(guard.path[0]) ? guard.path[0].key : undefined;
-  const regex = isObject(guard?.value) && isObject(guard.value.string_match) && isObject(guard.value.string_match.safe_regex) ? guard.value.string_match.safe_regex.regex : undefined;
+  const regex =
+    isObject(guard?.value) && isObject(guard.value.string_match) && isObject(guard.value.string_match.safe_regex)
+      ? guard.value.string_match.safe_regex.regex
+      : undefined;
   const harnessRoute: RouteOptions = { header: String(header.name), value: String(exact), cluster: "edge" };
   if (guard !== undefined) harnessRoute.dynamicMetadata = { filter: String(guard.filter), key: String(pathKey), regex: String(regex) };
   const lb = isObject(cluster.original_dst_lb_config) ? cluster.original_dst_lb_config : {};

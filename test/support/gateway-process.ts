@@ -86,7 +86,14 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what:
 }
 
 /** Writes `yaml` to `dir/<name>.yaml` and starts `gearbox <mode>` on it; resolves once it serves. */
-export async function startGatewayProcess(options: { dir: string; name: string; mode: "extproc" | "xds"; ports: Ports; yaml: string; env: Record<string, string> }): Promise<GatewayProcess> {
+export async function startGatewayProcess(options: {
+  dir: string;
+  name: string;
+  mode: "extproc" | "xds";
+  ports: Ports;
+  yaml: string;
+  env: Record<string, string>;
+}): Promise<GatewayProcess> {
   const file = path.join(options.dir, `${options.name}.yaml`);
   writeFileSync(file, options.yaml);
   const logs: Record<string, unknown>[] = [];

@@ -172,7 +172,13 @@ export function encodeOnnxModel(graph: OnnxGraph): Uint8Array {
     opset_import: [{ domain: "", version: graph.opset ?? 13 }],
     graph: {
       name: "tiny",
-      node: graph.nodes.map((n, i) => ({ name: `${n.opType.toLowerCase()}_${i}`, op_type: n.opType, input: n.inputs, output: n.outputs, attribute: (n.attributes ?? []).map(attribute) })),
+      node: graph.nodes.map((n, i) => ({
+        name: `${n.opType.toLowerCase()}_${i}`,
+        op_type: n.opType,
+        input: n.inputs,
+        output: n.outputs,
+        attribute: (n.attributes ?? []).map(attribute),
+      })),
       initializer: graph.initializers.map((t) => ({ name: t.name, dims: t.dims, data_type: OnnxDataType.FLOAT, raw_data: rawLittleEndian(t.values) })),
       input: graph.inputs.map(valueInfo),
       output: graph.outputs.map(valueInfo),
@@ -229,7 +235,12 @@ export function embeddingLookupModel(options: LookupModelOptions): Uint8Array {
     { name: "attention_mask", elemType: idType, shape: ["batch", "seq"] },
   ];
   if (options.tokenTypeIds) inputs.push({ name: "token_type_ids", elemType: idType, shape: ["batch", "seq"] });
-  const gather: OnnxNode = { opType: "Gather", inputs: ["embedding_table", "input_ids"], outputs: ["last_hidden_state"], attributes: [{ name: "axis", int: 0 }] };
+  const gather: OnnxNode = {
+    opType: "Gather",
+    inputs: ["embedding_table", "input_ids"],
+    outputs: ["last_hidden_state"],
+    attributes: [{ name: "axis", int: 0 }],
+  };
   const pooled = options.output === "sentence_embedding";
   const nodes = pooled
     ? [
@@ -247,7 +258,11 @@ export function embeddingLookupModel(options: LookupModelOptions): Uint8Array {
     : [gather];
   return encodeOnnxModel({
     inputs,
-    outputs: [pooled ? { name: "sentence_embedding", elemType: OnnxDataType.FLOAT, shape: ["batch", hidden] } : { name: "last_hidden_state", elemType: OnnxDataType.FLOAT, shape: ["batch", "seq", hidden] }],
+    outputs: [
+      pooled
+        ? { name: "sentence_embedding", elemType: OnnxDataType.FLOAT, shape: ["batch", hidden] }
+        : { name: "last_hidden_state", elemType: OnnxDataType.FLOAT, shape: ["batch", "seq", hidden] },
+    ],
     nodes,
     initializers: [{ name: "embedding_table", dims: [rows, options.hidden], values: options.table }],
   });

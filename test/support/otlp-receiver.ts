@@ -34,7 +34,9 @@ const OTLP = protobuf.Root.fromJSON({
         Resource: { fields: { attributes: { rule: "repeated", type: "KeyValue", id: 1 } } },
         InstrumentationScope: { fields: { name: { type: "string", id: 1 }, version: { type: "string", id: 2 } } },
         Status: { fields: { message: { type: "string", id: 2 }, code: { type: "int32", id: 3 } } },
-        Event: { fields: { timeUnixNano: { type: "fixed64", id: 1 }, name: { type: "string", id: 2 }, attributes: { rule: "repeated", type: "KeyValue", id: 3 } } },
+        Event: {
+          fields: { timeUnixNano: { type: "fixed64", id: 1 }, name: { type: "string", id: 2 }, attributes: { rule: "repeated", type: "KeyValue", id: 3 } },
+        },
         Link: { fields: { traceId: { type: "bytes", id: 1 }, spanId: { type: "bytes", id: 2 } } },
         Span: {
           fields: {
@@ -204,7 +206,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`OTLP receiver: condition not met within ${timeoutMs} ms; ${spans.length} spans: ${spans.map((s) => `${s.service}/${s.name}`).join(", ")}`));
+          reject(
+            new Error(
+              `OTLP receiver: condition not met within ${timeoutMs} ms; ${spans.length} spans: ${spans.map((s) => `${s.service}/${s.name}`).join(", ")}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

@@ -31,7 +31,9 @@ export class RedisChild {
   /** Starts (or restarts) the server on the same port: empty unless persisted. */
   async up(): Promise<void> {
     const persistence = this.persistDir === undefined ? ["--appendonly", "no"] : ["--appendonly", "yes", "--appendfsync", "always", "--dir", this.persistDir];
-    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", ...persistence], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", ...persistence], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     this.child = child;
     let out = "";
     for await (const chunk of child.stdout) {

@@ -28,7 +28,10 @@ export async function startTinyEdgeAgent(options: { contextLength?: number; trac
   const file = path.join(await mkdtemp(path.join(tmpdir(), "tiny-edge-")), "tiny.gguf");
   await writeTinyGguf(file);
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-  const registry = new ModelRegistry({ llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 });
+  const registry = new ModelRegistry(
+    { llamacpp: () => createLlamaCppEngine({ llama }), ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() },
+    { maxConcurrent: 2, maxQueue: 4, retryAfterSeconds: 1 },
+  );
   await registry.load({ id: "tiny", engine: "llamacpp", source: file, threads: 1, contextLength: options.contextLength ?? 512 });
   const server = await startEdgeAgent({ registry, logger: silentLogger(), ...(options.tracer && { tracer: options.tracer }) }, 0, "127.0.0.1");
   return {
@@ -45,7 +48,11 @@ export async function startTinyEdgeAgent(options: { contextLength?: number; trac
 
 /** The agent's confidence on `request` (asked directly), which must be strictly between 0 and 1. */
 export async function confidenceOn(agent: TinyEdgeAgent, request: unknown): Promise<number> {
-  const direct = await fetch(`http://${agent.address}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
+  const direct = await fetch(`http://${agent.address}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(request),
+  });
   await direct.arrayBuffer();
   const confidence = Number(direct.headers.get("x-gearbox-confidence"));
   assert.ok(confidence > 0 && confidence < 1, `tiny model confidence ${confidence}`);

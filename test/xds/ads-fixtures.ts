@@ -14,7 +14,18 @@ export function snapshotOf(resources: readonly AnyMessage[], version?: string): 
 }
 
 export function agent(overrides: Partial<EdgeEndpoint> = {}): EdgeEndpoint {
-  return { agentId: "agent-1", node: "node-a", address: "10.0.0.1:8088", models: ["qwen3:0.6b"], inFlight: 0, queued: 0, maxConcurrent: 4, maxQueue: 8, healthy: true, ...overrides };
+  return {
+    agentId: "agent-1",
+    node: "node-a",
+    address: "10.0.0.1:8088",
+    models: ["qwen3:0.6b"],
+    inFlight: 0,
+    queued: 0,
+    maxConcurrent: 4,
+    maxQueue: 8,
+    healthy: true,
+    ...overrides,
+  };
 }
 
 export interface LogLine {

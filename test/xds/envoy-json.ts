@@ -12,7 +12,11 @@ import type { AnyMessage } from "../../common/control-plane/protos.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-const WRAPPERS = new Set(["DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value", "UInt32Value", "BoolValue", "StringValue", "BytesValue"].map((n) => `.google.protobuf.${n}`));
+const WRAPPERS = new Set(
+  ["DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value", "UInt32Value", "BoolValue", "StringValue", "BytesValue"].map(
+    (n) => `.google.protobuf.${n}`,
+  ),
+);
 const LONG_TYPES = new Set(["int64", "uint64", "sint64", "fixed64", "sfixed64"]);
 
 function messageType(typeUrl: string): protobuf.Type {

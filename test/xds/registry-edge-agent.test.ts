@@ -26,7 +26,25 @@ after(() => {
 });
 
 test("--control-plane, --node, --advertise-address and --agent-id reach the control plane", async () => {
-  const agent = await runEdgeAgent(["--port", "0", "--control-plane", server.address, "--node", "node-x", "--advertise-address", "10.9.8.7:8088", "--agent-id", "edge-x", "--max-concurrency", "2", "--max-queue", "5"], ENV);
+  const agent = await runEdgeAgent(
+    [
+      "--port",
+      "0",
+      "--control-plane",
+      server.address,
+      "--node",
+      "node-x",
+      "--advertise-address",
+      "10.9.8.7:8088",
+      "--agent-id",
+      "edge-x",
+      "--max-concurrency",
+      "2",
+      "--max-queue",
+      "5",
+    ],
+    ENV,
+  );
   try {
     const view = await eventually(() => registry.get("edge-x"), "listed");
     assert.equal(view.node, "node-x");
@@ -76,5 +94,8 @@ test("a bad --advertise-address or --control-plane is refused naming the flag", 
     runEdgeAgent(["--port", "0", "--control-plane", server.address, "--advertise-address", "edge.local:8088"], ENV),
     /^Error: --advertise-address: 'edge\.local:8088' does not start with an IP address/,
   );
-  await assert.rejects(runEdgeAgent(["--port", "0", "--control-plane", "http://cp:18000", "--advertise-address", "10.0.0.1:8088"], ENV), /control plane address must be host:port, got 'http:\/\/cp:18000'/);
+  await assert.rejects(
+    runEdgeAgent(["--port", "0", "--control-plane", "http://cp:18000", "--advertise-address", "10.0.0.1:8088"], ENV),
+    /control plane address must be host:port, got 'http:\/\/cp:18000'/,
+  );
 });

@@ -91,6 +91,8 @@ await run(warmup, midway);
 const atMidway = await heapAfterGc();
 await run(midway, cycles);
 const atEnd = await heapAfterGc();
-console.log(JSON.stringify({ cycles, warmup, afterWarmup, atMidway, atEnd, joins, agents: registry.agents().length, stats: registry.stats(), retained: retained.length }));
+console.log(
+  JSON.stringify({ cycles, warmup, afterWarmup, atMidway, atEnd, joins, agents: registry.agents().length, stats: registry.stats(), retained: retained.length }),
+);
 registry.close();
 server.kill();

@@ -26,7 +26,9 @@ interface CyclesReport {
 }
 
 async function cycles(count: number, ...flags: string[]): Promise<CyclesReport> {
-  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", SCRIPT, String(count), "300", ...flags], { cwd: path.resolve(import.meta.dirname, "../..") });
+  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", SCRIPT, String(count), "300", ...flags], {
+    cwd: path.resolve(import.meta.dirname, "../.."),
+  });
   return JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as CyclesReport;
 }
 

@@ -24,7 +24,10 @@ const closers: (() => void)[] = [];
 async function controlPlane(models: ModelSpec[], port = 0): Promise<{ registry: EdgeRegistry; server: RegistryServer }> {
   const registry = new EdgeRegistry({ heartbeatIntervalMs: 100, expiryMs: 1000, assignmentsFor: () => models, logger });
   const server = await startRegistryServer(registry, logger, port);
-  closers.push(() => registry.close(), () => server.kill());
+  closers.push(
+    () => registry.close(),
+    () => server.kill(),
+  );
   return { registry, server };
 }
 

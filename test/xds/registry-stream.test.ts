@@ -13,7 +13,17 @@ import type { ModelRegistry } from "../../edge-agent/registry.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { assignmentVersion, type ModelSpec } from "../../xds/registry/assignment.ts";
 import { EdgeRegistry, type RegistryChange } from "../../xds/registry/registry.ts";
-import { countingRegistry, eventually, helloFor, openRaw, registryClient, startRegistryServer, type RawAgent, type RegistryClient, type RegistryServer } from "./registry-support.ts";
+import {
+  countingRegistry,
+  eventually,
+  helloFor,
+  openRaw,
+  registryClient,
+  startRegistryServer,
+  type RawAgent,
+  type RegistryClient,
+  type RegistryServer,
+} from "./registry-support.ts";
 
 const logger = silentLogger();
 let fixture: TinyFixture;
@@ -169,7 +179,10 @@ describe("protocol errors (raw streams)", () => {
     stream.send({ hello: { agent_id: "bad-hello", node: "", address: "edge.local:8088" } });
     const status = await stream.status;
     assert.equal(status.code, grpc.status.INVALID_ARGUMENT);
-    assert.equal(status.details, "invalid hello: hello.node is required; hello.address: 'edge.local:8088' does not start with an IP address (Envoy dials it without DNS)");
+    assert.equal(
+      status.details,
+      "invalid hello: hello.node is required; hello.address: 'edge.local:8088' does not start with an IP address (Envoy dials it without DNS)",
+    );
     assert.equal(registry.get("bad-hello"), undefined);
   });
 
@@ -223,7 +236,10 @@ describe("expiry", () => {
       assert.equal(registry.get("silent"), undefined);
       assert.ok(changes.some((c) => c.kind === "left" && c.reason === "expired" && c.agent.agentId === "silent"));
       assert.ok(registry.get("alive"), "the heartbeating agent is still listed");
-      assert.equal(changes.some((c) => c.kind === "left" && c.agent.agentId === "alive"), false);
+      assert.equal(
+        changes.some((c) => c.kind === "left" && c.agent.agentId === "alive"),
+        false,
+      );
     } finally {
       clearInterval(beat);
     }

@@ -35,7 +35,9 @@ export async function startRegistryServer(registry: EdgeRegistry, logger: Logger
     });
   const server = new grpc.Server({ interceptors: [recordSent] });
   addEdgeRegistryService(server, registry, logger);
-  const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return { port: bound, address: `127.0.0.1:${bound}`, sent, kill: () => server.forceShutdown() };
 }
 
@@ -105,7 +107,10 @@ export function countingRegistry(fixture: TinyFixture): { registry: ModelRegistr
     // The fixture owns the engine and closes it.
     close: () => Promise.resolve(),
   };
-  const registry = new ModelRegistry({ llamacpp: () => counting, ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() }, { maxConcurrent: 1, maxQueue: 4, retryAfterSeconds: 1 });
+  const registry = new ModelRegistry(
+    { llamacpp: () => counting, ollama: () => createOllamaEngine(), onnx: () => createOnnxEngine() },
+    { maxConcurrent: 1, maxQueue: 4, retryAfterSeconds: 1 },
+  );
   return { registry, loads };
 }
 

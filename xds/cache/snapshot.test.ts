@@ -35,7 +35,11 @@ test("resource and type versions follow the bytes: equal bytes, equal versions; 
     const result = createSnapshot([...edgeClusters(), edgeLoadAssignment([agent({ inFlight: load })])]);
     assert.ok(result.ok);
     const { resourceVersions, typeVersions } = result.value;
-    return { endpoint: resourceVersions.get(TYPE_URLS.endpoints)?.get("gearbox-edge"), endpoints: typeVersions.get(TYPE_URLS.endpoints), clusters: typeVersions.get(TYPE_URLS.cluster) };
+    return {
+      endpoint: resourceVersions.get(TYPE_URLS.endpoints)?.get("gearbox-edge"),
+      endpoints: typeVersions.get(TYPE_URLS.endpoints),
+      clusters: typeVersions.get(TYPE_URLS.cluster),
+    };
   };
   assert.deepEqual(versions(1), versions(1));
   assert.notEqual(versions(1).endpoint, versions(2).endpoint);

@@ -67,7 +67,12 @@ export function startAdsClient(options: AdsClientOptions): AdsClient {
   let retryTimer: NodeJS.Timeout | undefined;
   let delay = backoff.initialMs;
 
-  const node = { id: options.node.id, cluster: options.node.cluster, user_agent_name: "gearbox-extproc", ...(options.node.metadata && { metadata: { fields: structFields(options.node.metadata) } }) };
+  const node = {
+    id: options.node.id,
+    cluster: options.node.cluster,
+    user_agent_name: "gearbox-extproc",
+    ...(options.node.metadata && { metadata: { fields: structFields(options.node.metadata) } }),
+  };
   const byType = new Map(options.subscriptions.map((s) => [s.typeUrl, s]));
 
   function request(sub: Subscription, nonce: string, error?: string): Record<string, unknown> {
@@ -95,7 +100,8 @@ export function startAdsClient(options: AdsClientOptions): AdsClient {
       chain = chain.then(() => handle(s, response));
     });
     s.on("error", (err: grpc.ServiceError) => {
-      if (!closed && err.code !== grpc.status.CANCELLED) options.logger.warn({ err: err.message, address: options.address }, "control plane stream failed; reconnecting");
+      if (!closed && err.code !== grpc.status.CANCELLED)
+        options.logger.warn({ err: err.message, address: options.address }, "control plane stream failed; reconnecting");
     });
     s.on("close", () => retry(s));
     s.on("end", () => retry(s));

@@ -25,7 +25,13 @@ test("the order of the models and fields left at their defaults do not change th
 
 test("any change of content changes the version", () => {
   const base = assignmentVersion([A]);
-  for (const changed of [{ ...A, source: "/models/other.gguf" }, { ...A, threads: 3 }, { ...A, context_length: 2048 }, { ...A, engine: "ollama" }, { ...A, id: "qwen2" }]) {
+  for (const changed of [
+    { ...A, source: "/models/other.gguf" },
+    { ...A, threads: 3 },
+    { ...A, context_length: 2048 },
+    { ...A, engine: "ollama" },
+    { ...A, id: "qwen2" },
+  ]) {
     assert.notEqual(assignmentVersion([changed]), base, JSON.stringify(changed));
   }
   assert.notEqual(assignmentVersion([A, B]), base);

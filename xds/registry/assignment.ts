@@ -36,5 +36,8 @@ export function canonicalModels(models: readonly ModelSpec[]): ModelSpecMessage[
 
 /** The content version of an assignment: 16 hex digits of SHA-256 over its canonical JSON. */
 export function assignmentVersion(models: readonly ModelSpec[]): string {
-  return createHash("sha256").update(JSON.stringify(canonicalModels(models))).digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(JSON.stringify(canonicalModels(models)))
+    .digest("hex")
+    .slice(0, 16);
 }

@@ -62,7 +62,9 @@ describe("sessions", () => {
     const r = registry();
     const l = link();
     const session = r.connect(hello("a"), l);
-    assert.deepEqual(l.sent[0], { welcome: { session_id: session.id, heartbeat_interval: { seconds: "0", nanos: 100e6 }, expiry: { seconds: "0", nanos: 300e6 } } });
+    assert.deepEqual(l.sent[0], {
+      welcome: { session_id: session.id, heartbeat_interval: { seconds: "0", nanos: 100e6 }, expiry: { seconds: "0", nanos: 300e6 } },
+    });
     const assignment = l.sent[1]?.assignment;
     assert.equal(assignment?.version, assignmentVersion([QWEN]));
     assert.ok(assignment?.nonce);
@@ -182,7 +184,10 @@ describe("sessions", () => {
   });
 
   test("options: the expiry must exceed the heartbeat interval", () => {
-    assert.throws(() => new EdgeRegistry({ heartbeatIntervalMs: 100, expiryMs: 100, assignmentsFor: () => undefined }), /expiryMs \(100\) must exceed heartbeatIntervalMs \(100\)/);
+    assert.throws(
+      () => new EdgeRegistry({ heartbeatIntervalMs: 100, expiryMs: 100, assignmentsFor: () => undefined }),
+      /expiryMs \(100\) must exceed heartbeatIntervalMs \(100\)/,
+    );
     assert.throws(() => new EdgeRegistry({ heartbeatIntervalMs: 0, assignmentsFor: () => undefined }), /positive/);
   });
 });
@@ -205,7 +210,11 @@ describe("acks", () => {
     const l = link();
     const session = r.connect(hello("a"), l);
     const first = l.sent[1]?.assignment ?? {};
-    assert.deepEqual(session.answer({ version: first.version, nonce: first.nonce, error_detail: "no such file" }), { kind: "nacked", version: first.version, error: "no such file" });
+    assert.deepEqual(session.answer({ version: first.version, nonce: first.nonce, error_detail: "no such file" }), {
+      kind: "nacked",
+      version: first.version,
+      error: "no such file",
+    });
     assert.deepEqual(r.get("a")?.lastNack, { version: first.version, error: "no such file", at: 1_000 });
     r.reassign();
     assert.equal(l.sent.length, 2, "same content: not re-sent");

@@ -166,7 +166,8 @@ export class EdgeRegistry {
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 5000;
     this.expiryMs = options.expiryMs ?? 3 * this.heartbeatIntervalMs;
     if (!(this.heartbeatIntervalMs > 0)) throw new RangeError(`heartbeatIntervalMs must be positive, got ${this.heartbeatIntervalMs}`);
-    if (!(this.expiryMs > this.heartbeatIntervalMs)) throw new RangeError(`expiryMs (${this.expiryMs}) must exceed heartbeatIntervalMs (${this.heartbeatIntervalMs})`);
+    if (!(this.expiryMs > this.heartbeatIntervalMs))
+      throw new RangeError(`expiryMs (${this.expiryMs}) must exceed heartbeatIntervalMs (${this.heartbeatIntervalMs})`);
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? createLogger("info", "edge-registry");
   }

@@ -48,7 +48,13 @@ function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger,
   };
   const refuse = (details: string): void => {
     logger.warn({ peer, agent_id: session?.agentId, details }, "edge registry stream refused");
-    recordSpan(tracer, "gearbox.edge_registry.refuse", "server", () => ({ "gearbox.edge.peer": peer, "gearbox.edge.agent_id": session?.agentId ?? "" }), details);
+    recordSpan(
+      tracer,
+      "gearbox.edge_registry.refuse",
+      "server",
+      () => ({ "gearbox.edge.peer": peer, "gearbox.edge.agent_id": session?.agentId ?? "" }),
+      details,
+    );
     finish(grpc.status.INVALID_ARGUMENT, details);
   };
   const link: SessionLink = {
@@ -82,7 +88,11 @@ function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger,
       "gearbox.edge.session": registered.id,
       "gearbox.edge.acked_version": value.ackedVersion,
     }));
-    if (!finished) logger.info({ peer, agent_id: value.agentId, node: value.node, address: value.address, session_id: session.id, acked_version: value.ackedVersion || undefined }, "edge agent connected");
+    if (!finished)
+      logger.info(
+        { peer, agent_id: value.agentId, node: value.node, address: value.address, session_id: session.id, acked_version: value.ackedVersion || undefined },
+        "edge agent connected",
+      );
   };
 
   call.on("data", (request: ConnectRequest) => {
@@ -104,7 +114,13 @@ function serveConnect(call: ConnectCall, registry: EdgeRegistry, logger: Logger,
       case "ack": {
         const outcome = session.answer(request.ack ?? {});
         const fields = { agent_id: session.agentId, session_id: session.id, version: request.ack?.version, nonce: request.ack?.nonce };
-        recordSpan(tracer, "gearbox.edge_registry.ack", "server", () => ({ "gearbox.edge.agent_id": fields.agent_id, "gearbox.edge.assignment_version": fields.version ?? "", "gearbox.edge.ack": outcome.kind }), outcome.kind === "nacked" ? outcome.error : undefined);
+        recordSpan(
+          tracer,
+          "gearbox.edge_registry.ack",
+          "server",
+          () => ({ "gearbox.edge.agent_id": fields.agent_id, "gearbox.edge.assignment_version": fields.version ?? "", "gearbox.edge.ack": outcome.kind }),
+          outcome.kind === "nacked" ? outcome.error : undefined,
+        );
         if (outcome.kind === "nacked") logger.warn({ ...fields, error: outcome.error }, "edge agent refused its assignment (NACK)");
         else if (outcome.kind === "acked") logger.info(fields, "edge agent applied its assignment (ACK)");
         else logger.debug(fields, "stale ack ignored");

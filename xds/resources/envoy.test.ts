@@ -130,8 +130,14 @@ test("edge endpoints: one locality per node, agent data in filter_metadata.gearb
   const any = edgeLoadAssignment(agents);
   const plain = envoyPlain(any) as { cluster_name: string; endpoints: { locality: { sub_zone: string }; lb_endpoints: { health_status: string }[] }[] };
   assert.equal(plain.cluster_name, EDGE_CLUSTER);
-  assert.deepEqual(plain.endpoints.map((l) => l.locality.sub_zone), ["node-a", "node-b"]);
-  assert.deepEqual(plain.endpoints.map((l) => l.lb_endpoints.map((e) => e.health_status)), [["HEALTHY", "UNHEALTHY"], ["HEALTHY"]]);
+  assert.deepEqual(
+    plain.endpoints.map((l) => l.locality.sub_zone),
+    ["node-a", "node-b"],
+  );
+  assert.deepEqual(
+    plain.endpoints.map((l) => l.lb_endpoints.map((e) => e.health_status)),
+    [["HEALTHY", "UNHEALTHY"], ["HEALTHY"]],
+  );
 
   const decoded = decodeEdgeEndpoints(any);
   const byId = (list: typeof agents) => [...list].sort((x, y) => x.agentId.localeCompare(y.agentId));
@@ -154,7 +160,10 @@ test("the gRPC listener is an API listener fetching its routes over ADS, ending 
   const hcm = listener.api_listener.api_listener;
   assert.equal(hcm["@type"], "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager");
   assert.deepEqual(hcm["rds"], { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: "echo-routes" });
-  assert.deepEqual((hcm["http_filters"] as { typed_config: { "@type": string } }[]).map((f) => f.typed_config["@type"]), ["type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"]);
+  assert.deepEqual(
+    (hcm["http_filters"] as { typed_config: { "@type": string } }[]).map((f) => f.typed_config["@type"]),
+    ["type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"],
+  );
   const routes = envoyPlain(grpcRouteConfig("echo-routes", "echo"));
   assert.match(JSON.stringify(routes), /"route":\{"cluster":"echo"\}/);
 });

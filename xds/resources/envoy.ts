@@ -210,7 +210,8 @@ export function decodeEdgeEndpoints(any: AnyMessage): EdgeEndpoint[] {
 }
 
 function fieldReader(address: string, meta: Record<string, unknown>) {
-  const bad = (key: string, expected: string): Error => new Error(`endpoint ${address}: filter_metadata.${EDGE_METADATA_KEY}.${key} should be ${expected}, got ${JSON.stringify(meta[key])}`);
+  const bad = (key: string, expected: string): Error =>
+    new Error(`endpoint ${address}: filter_metadata.${EDGE_METADATA_KEY}.${key} should be ${expected}, got ${JSON.stringify(meta[key])}`);
   return {
     string(key: string): string {
       const value = meta[key];

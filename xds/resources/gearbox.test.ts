@@ -4,7 +4,10 @@ import { packAny, TYPE_URLS, unpackAny } from "../../common/control-plane/protos
 import { decodeEdgeAssignment, decodeRoutingPolicy, edgeAssignmentResource, routingPolicyResource, type EdgeAssignment } from "./gearbox.ts";
 
 test("a routing policy carries the route section as JSON, in and out", () => {
-  const route = { rules: [{ when: { intent: ["summarize"], estimated_complexity: "low" }, target: "edge" }], fallback: { enable: true, confidence_threshold: 0.6, upgrade_target: "cloud" } };
+  const route = {
+    rules: [{ when: { intent: ["summarize"], estimated_complexity: "low" }, target: "edge" }],
+    fallback: { enable: true, confidence_threshold: 0.6, upgrade_target: "cloud" },
+  };
   const any = routingPolicyResource("default", route);
   assert.equal(any.type_url, TYPE_URLS.routingPolicy);
   assert.deepEqual(decodeRoutingPolicy(any), { name: "default", route });
@@ -25,7 +28,10 @@ test("an edge assignment round-trips; unset numbers (the engine's default) and t
 });
 
 test("decoders refuse resources of another type and incomplete models", () => {
-  assert.throws(() => decodeRoutingPolicy(edgeAssignmentResource({ agentId: "a", models: [] })), /expected a type\.googleapis\.com\/gearbox\.v1\.RoutingPolicy resource/);
+  assert.throws(
+    () => decodeRoutingPolicy(edgeAssignmentResource({ agentId: "a", models: [] })),
+    /expected a type\.googleapis\.com\/gearbox\.v1\.RoutingPolicy resource/,
+  );
   assert.throws(() => decodeEdgeAssignment(routingPolicyResource("default", {})), /expected a .*EdgeAssignment/);
   const incomplete = packAny(TYPE_URLS.edgeAssignment, { agent_id: "a", models: [{ id: "m", engine: "llamacpp" }] });
   assert.throws(() => decodeEdgeAssignment(incomplete), /EdgeAssignment "a": models\[0\] needs id, engine and source/);

@@ -43,7 +43,6 @@ export function edgeAssignmentResource(assignment: EdgeAssignment): AnyMessage {
   });
 }
 
-
 export function decodeEdgeAssignment(any: AnyMessage): EdgeAssignment {
   const message = unpackAs(any, TYPE_URLS.edgeAssignment);
   const agentId = typeof message["agent_id"] === "string" ? message["agent_id"] : "";

@@ -18,10 +18,7 @@ const POLICY = TYPE_URLS.routingPolicy;
 
 /** EDS clusters `names`, each with one agent. */
 function clusterSet(names: readonly string[]) {
-  return snapshotOf([
-    ...names.map((n) => grpcCluster(n)),
-    ...names.map((n) => edgeLoadAssignment([agent({ agentId: `${n}-1` })], n)),
-  ]);
+  return snapshotOf([...names.map((n) => grpcCluster(n)), ...names.map((n) => edgeLoadAssignment([agent({ agentId: `${n}-1` })], n))]);
 }
 
 function names(response: DiscoveryResponse): string[] {
@@ -107,7 +104,13 @@ test("a request with a stale nonce is ignored: neither its NACK nor its subscrip
   assert.notEqual(second.nonce, first.nonce);
 
   const counts = statsBefore();
-  probe.send({ type_url: CDS, version_info: first.version_info, response_nonce: first.nonce, resource_names: ["a"], error_detail: { message: "late complaint" } });
+  probe.send({
+    type_url: CDS,
+    version_info: first.version_info,
+    response_nonce: first.nonce,
+    resource_names: ["a"],
+    error_detail: { message: "late complaint" },
+  });
   probe.send({ type_url: CDS, version_info: second.version_info, response_nonce: second.nonce });
   const v3 = server.cache.setSnapshot("sotw-3", clusterSet(["a", "b", "c"]));
   const third = await probe.next();

@@ -83,7 +83,13 @@ export class SotwStream extends AdsStream<DiscoveryRequest, DiscoveryResponse> {
     if (request.error_detail) {
       this.deps.stats.nacks++;
       this.logger.warn(
-        { type_url: typeUrl, rejected_version: state.version, kept_version: request.version_info ?? "", error: request.error_detail.message ?? "", code: request.error_detail.code ?? 0 },
+        {
+          type_url: typeUrl,
+          rejected_version: state.version,
+          kept_version: request.version_info ?? "",
+          error: request.error_detail.message ?? "",
+          code: request.error_detail.code ?? 0,
+        },
         "ADS client refused a response (NACK)",
       );
     } else {

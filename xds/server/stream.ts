@@ -86,7 +86,14 @@ export abstract class AdsStream<Req extends { node?: NodeIdentity | null; type_u
     this.deps.stats.pushes++;
     this.call.write(response);
     recordSpan(this.deps.tracer, "gearbox.xds.push", "producer", () => {
-      const r = response as { type_url?: string; version_info?: string; system_version_info?: string; nonce?: string; resources?: unknown[]; removed_resources?: string[] };
+      const r = response as {
+        type_url?: string;
+        version_info?: string;
+        system_version_info?: string;
+        nonce?: string;
+        resources?: unknown[];
+        removed_resources?: string[];
+      };
       return {
         "xds.type_url": r.type_url ?? "",
         "xds.version": r.version_info ?? r.system_version_info ?? "",

@@ -48,8 +48,16 @@ export function createSemanticCache(config: GatewayConfig, options: SemanticCach
     ...(options.sharedState && { sharedState: options.sharedState }),
   });
   if (!stored.store) return fail("cache.semantic: no store could be made");
-  const cache = new SemanticCache({ store: stored.store, embedder: embedder.value, ...(verifier.value && { verifier: verifier.value }), config: semantic, logger: options.logger });
-  const checks = [semantic.entity_guard && "entity guard", semantic.fingerprint && "fingerprint", verifier.value && "edge verification"].filter(Boolean).join(", ") || "no checks";
+  const cache = new SemanticCache({
+    store: stored.store,
+    embedder: embedder.value,
+    ...(verifier.value && { verifier: verifier.value }),
+    config: semantic,
+    logger: options.logger,
+  });
+  const checks =
+    [semantic.entity_guard && "entity guard", semantic.fingerprint && "fingerprint", verifier.value && "edge verification"].filter(Boolean).join(", ") ||
+    "no checks";
   return ok({
     cache,
     store: stored.store,

@@ -34,7 +34,13 @@ export interface SemanticStoreOptions {
 export function createSemanticStore(config: SemanticCacheConfig, options: SemanticStoreOptions): SemanticStoreSetup {
   if (!config.enable) return { describe: "  semantic cache  off", close: () => Promise.resolve() };
   const logger = options.logger;
-  const index = new WorkerIndex({ dimensions: options.dimensions, quantization: config.index.quantization, connectivity: config.index.connectivity, expansionSearch: config.index.expansion_search, logger });
+  const index = new WorkerIndex({
+    dimensions: options.dimensions,
+    quantization: config.index.quantization,
+    connectivity: config.index.connectivity,
+    expansionSearch: config.index.expansion_search,
+    logger,
+  });
   const shape = `${options.dimensions} dims, ${config.index.quantization}, ttl ${config.ttl_ms} ms`;
   if (!options.redisUrl && !options.redis) {
     const store = new MemorySemanticStore({ index, maxBytes: config.max_bytes, maxEntries: config.max_entries, logger });

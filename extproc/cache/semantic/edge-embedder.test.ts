@@ -64,7 +64,14 @@ async function standIn(answer: { status?: number; body?: unknown; hang?: boolean
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { address: `127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test("bad answers and timeouts reject with a typed error naming the problem", async () => {
@@ -72,10 +79,50 @@ test("bad answers and timeouts reject with a typed error naming the problem", as
     [{ status: 503, body: { error: { message: "busy" } } }, "embedder_status"],
     [{ body: "not json" }, "embedder_bad_response"],
     [{ body: { data: [] } }, "embedder_bad_response"],
-    [{ body: { data: [{ index: 0, embedding: [1, "x"] }, { index: 1, embedding: [1, 0] }] } }, "embedder_bad_response"],
-    [{ body: { data: [{ index: 0, embedding: [1, 0, 0] }, { index: 1, embedding: [1, 0] }] } }, "embedder_bad_response"],
-    [{ body: { data: [{ index: 0, embedding: [0, 0] }, { index: 1, embedding: [1, 0] }] } }, "embedder_bad_response"],
-    [{ body: { data: [{ index: 1, embedding: [1, 0] }, { index: 1, embedding: [1, 0] }] } }, "embedder_bad_response"],
+    [
+      {
+        body: {
+          data: [
+            { index: 0, embedding: [1, "x"] },
+            { index: 1, embedding: [1, 0] },
+          ],
+        },
+      },
+      "embedder_bad_response",
+    ],
+    [
+      {
+        body: {
+          data: [
+            { index: 0, embedding: [1, 0, 0] },
+            { index: 1, embedding: [1, 0] },
+          ],
+        },
+      },
+      "embedder_bad_response",
+    ],
+    [
+      {
+        body: {
+          data: [
+            { index: 0, embedding: [0, 0] },
+            { index: 1, embedding: [1, 0] },
+          ],
+        },
+      },
+      "embedder_bad_response",
+    ],
+    [
+      {
+        body: {
+          data: [
+            { index: 1, embedding: [1, 0] },
+            { index: 1, embedding: [1, 0] },
+          ],
+        },
+      },
+      "embedder_bad_response",
+    ],
     [{ hang: true }, "embedder_timeout"],
   ];
   for (const [answer, code] of cases) {
@@ -90,7 +137,14 @@ test("bad answers and timeouts reject with a typed error naming the problem", as
 });
 
 test("vectors out of order are put back in order and normalised", async () => {
-  const s = await standIn({ body: { data: [{ index: 1, embedding: [0, 2] }, { index: 0, embedding: [3, 4] }] } });
+  const s = await standIn({
+    body: {
+      data: [
+        { index: 1, embedding: [0, 2] },
+        { index: 0, embedding: [3, 4] },
+      ],
+    },
+  });
   try {
     const [a, b] = await new EdgeEmbedder({ agents: agents(s.address), model: "tiny", timeoutMs: 1000 }).embed(["a", "b"]);
     assert.deepEqual(Array.from(a ?? []), [Math.fround(0.6), Math.fround(0.8)]);
@@ -103,7 +157,10 @@ test("vectors out of order are put back in order and normalised", async () => {
 test("provider embedder: the provider's base URL, credential and model alias", async () => {
   const upstream = await startOpenAIUpstream({ apiKey: "sk-emb" });
   try {
-    const config = testConfig(`providers:\n  - { name: oai, kind: openai, base_url: '${upstream.baseURL}', api_key_env: K, aliases: { small: text-embedding-3-small } }\n`, { K: "sk-emb" });
+    const config = testConfig(
+      `providers:\n  - { name: oai, kind: openai, base_url: '${upstream.baseURL}', api_key_env: K, aliases: { small: text-embedding-3-small } }\n`,
+      { K: "sk-emb" },
+    );
     const provider = config.providers[0];
     assert.ok(provider);
     const embedder = new ProviderEmbedder({ provider, model: "small", timeoutMs: 2000 });

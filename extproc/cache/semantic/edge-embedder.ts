@@ -34,7 +34,15 @@ export class EdgeEmbedder implements Embedder {
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const agent = this.o.agents.pick(this.o.model, this.o.callerNode);
     if (agent === undefined) throw new EmbeddingError("embedder_no_agent", `No edge agent serves the embedding model '${this.o.model}'.`);
-    const vectors = await postEmbeddings({ url: new URL(`http://${agent.address}/v1/embeddings`), headers: {}, model: this.o.model, texts, dimensions: this.length, timeoutMs: this.o.timeoutMs, ...(signal && { signal }) });
+    const vectors = await postEmbeddings({
+      url: new URL(`http://${agent.address}/v1/embeddings`),
+      headers: {},
+      model: this.o.model,
+      texts,
+      dimensions: this.length,
+      timeoutMs: this.o.timeoutMs,
+      ...(signal && { signal }),
+    });
     this.length ??= vectors[0]?.length;
     return vectors;
   }

@@ -18,11 +18,25 @@ export function createEmbedder(config: GatewayConfig, edges: EdgeDirectory): Res
     case "builtin":
       return ok(new HashedEmbedder());
     case "edge":
-      return ok(new EdgeEmbedder({ agents: edges, model: options.model ?? "", timeoutMs: options.timeout_ms, ...(options.dimensions !== undefined && { dimensions: options.dimensions }) }));
+      return ok(
+        new EdgeEmbedder({
+          agents: edges,
+          model: options.model ?? "",
+          timeoutMs: options.timeout_ms,
+          ...(options.dimensions !== undefined && { dimensions: options.dimensions }),
+        }),
+      );
     case "provider": {
       const provider = config.providers.find((p) => p.name === options.provider);
       if (!provider) return fail(`cache.semantic.embedder.provider: no provider is named '${options.provider ?? ""}'`);
-      return ok(new ProviderEmbedder({ provider, model: options.model ?? "", timeoutMs: options.timeout_ms, ...(options.dimensions !== undefined && { dimensions: options.dimensions }) }));
+      return ok(
+        new ProviderEmbedder({
+          provider,
+          model: options.model ?? "",
+          timeoutMs: options.timeout_ms,
+          ...(options.dimensions !== undefined && { dimensions: options.dimensions }),
+        }),
+      );
     }
     default:
       return options.kind satisfies never;

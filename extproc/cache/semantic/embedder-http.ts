@@ -42,7 +42,8 @@ export async function postEmbeddings(call: EmbeddingsCall): Promise<Float32Array
     if (timeout.aborted) throw new EmbeddingError("embedder_timeout", `Embeddings from ${call.url.host} took over ${call.timeoutMs} ms.`, err);
     throw new EmbeddingError("embedder_unreachable", `Embeddings from ${call.url.host} failed: ${err instanceof Error ? err.message : String(err)}`, err);
   }
-  if (status !== 200) throw new EmbeddingError("embedder_status", `Embeddings from ${call.url.host} answered ${status}: ${bytes.toString("utf8").slice(0, 200)}`);
+  if (status !== 200)
+    throw new EmbeddingError("embedder_status", `Embeddings from ${call.url.host} answered ${status}: ${bytes.toString("utf8").slice(0, 200)}`);
   return readVectors(bytes, call.texts.length, call.dimensions, call.url.host);
 }
 
@@ -63,7 +64,8 @@ export function readVectors(bytes: Buffer, count: number, dimensions: number | u
     const { index, embedding } = (item ?? {}) as { index?: unknown; embedding?: unknown };
     const at = typeof index === "number" ? index : position;
     if (!Number.isInteger(at) || at < 0 || at >= count || out[at] !== undefined) throw bad(`vector index ${String(index)} is out of place`);
-    if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === "number" && Number.isFinite(x))) throw bad(`vector ${at} is not a list of finite numbers`);
+    if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === "number" && Number.isFinite(x)))
+      throw bad(`vector ${at} is not a list of finite numbers`);
     length ??= embedding.length;
     if (embedding.length !== length) throw bad(`vector ${at} has ${embedding.length} dimensions, expected ${length}`);
     out[at] = normalised(embedding as number[]);

@@ -3,10 +3,18 @@ import { test } from "node:test";
 import { chineseNumber, extractEntities, guard } from "./entity-guard.ts";
 
 test("extraction: numbers with units and money, times, literals, names", () => {
-  const e = extractEntities('Send $5 to bob@example.com by Friday tomorrow, see https://x.io/a and run `pip install` with max_tokens for the "Gold" plan on AWS in Paris, 3 km');
+  const e = extractEntities(
+    'Send $5 to bob@example.com by Friday tomorrow, see https://x.io/a and run `pip install` with max_tokens for the "Gold" plan on AWS in Paris, 3 km',
+  );
   assert.deepEqual(e.numbers, ["$5", "3km"]);
   assert.deepEqual(e.times, ["day+1", "fri"]);
-  assert.ok(e.literals.includes("bob@example.com") && e.literals.includes("https://x.io/a") && e.literals.includes("pip install") && e.literals.includes("max_tokens") && e.literals.includes("gold"));
+  assert.ok(
+    e.literals.includes("bob@example.com") &&
+      e.literals.includes("https://x.io/a") &&
+      e.literals.includes("pip install") &&
+      e.literals.includes("max_tokens") &&
+      e.literals.includes("gold"),
+  );
   assert.ok(e.names.includes("aws") && e.names.includes("paris"));
   assert.ok(!e.names.includes("send"), "a sentence's first word is not a name");
   const zh = extractEntities("明天下午三点在北京开会，预算两万元，用iPhone打电话");
@@ -47,7 +55,7 @@ test("rejects: the key entity differs", () => {
 
 test("accepts: the same entities, however phrased", () => {
   const accepted: [string, string][] = [
-    ["What is the capital of France?", "Tell me France's capital city", ],
+    ["What is the capital of France?", "Tell me France's capital city"],
     ["What is the capital of France?", "what's the capital of france"],
     ["How do I learn Python quickly?", "What is the fastest way to learn python?"],
     ["What's the weather today?", "How is the weather today?"],

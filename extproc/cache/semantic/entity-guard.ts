@@ -31,10 +31,32 @@ const URL_RE = /\bhttps?:\/\/[^\s"'<>`]+/gi;
 const EMAIL_RE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g;
 const QUOTED_RE = /"([^"\n]{1,80})"|“([^”\n]{1,80})”|「([^」\n]{1,80})」|`([^`\n]{1,80})`/g;
 const CODE_RE = /\b(?:[a-z_]\w*_\w+|[a-z]{2,}[A-Z][a-z]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|\w+\(\))/g;
-const UNIT = "(?:%|percent|km|kilomet(?:er|re)s?|m|meters?|metres?|cm|mm|miles?|kg|g|grams?|lbs?|pounds?|kb|mb|gb|tb|ms|s|sec(?:ond)?s?|min(?:ute)?s?|h|hours?|days?|weeks?|months?|years?|usd|eur|rmb|yuan|dollars?|euros?|°c|°f|元|块|岁|年|月|日|号|天|小时|分钟|秒|公里|米|斤|公斤|克|个|次|点)";
+const UNIT =
+  "(?:%|percent|km|kilomet(?:er|re)s?|m|meters?|metres?|cm|mm|miles?|kg|g|grams?|lbs?|pounds?|kb|mb|gb|tb|ms|s|sec(?:ond)?s?|min(?:ute)?s?|h|hours?|days?|weeks?|months?|years?|usd|eur|rmb|yuan|dollars?|euros?|°c|°f|元|块|岁|年|月|日|号|天|小时|分钟|秒|公里|米|斤|公斤|克|个|次|点)";
 const NUMBER_RE = new RegExp(`([$€£¥])?\\s?(\\d+(?:[.,]\\d+)*)(?:\\s?(${UNIT})(?![a-z]))?`, "gi");
 const ZH_NUMERAL_RE = /[零〇一二两三四五六七八九十百千万亿]+/g;
-const WORD_NUMBERS: Record<string, number> = { two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, twenty: 20, thirty: 30, hundred: 100, thousand: 1000, million: 1e6, billion: 1e9 };
+const WORD_NUMBERS: Record<string, number> = {
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+  hundred: 100,
+  thousand: 1000,
+  million: 1e6,
+  billion: 1e9,
+};
 const WORD_NUMBER_RE = new RegExp(`\\b(${Object.keys(WORD_NUMBERS).join("|")})\\b(?:\\s?(${UNIT})(?![a-z]))?`, "gi");
 /** Numeral runs that are words, not numbers: 千万 "by all means", 万一 "in case", 一一 "one by one". */
 const ZH_NOT_NUMBERS = new Set(["一", "千万", "万一", "一一", "万"]);
@@ -66,7 +88,38 @@ const MONTHS = ["january", "february", "march", "april", "may", "june", "july", 
 const MONTH_RE = /\b(january|february|march|april|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b/gi;
 
 /** Capitalised words that are ordinary words wherever they stand. */
-const NOT_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "mr", "mrs", "ms", "dr", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]);
+const NOT_NAMES = new Set([
+  "i",
+  "i'm",
+  "i've",
+  "i'd",
+  "i'll",
+  "ok",
+  "okay",
+  "mr",
+  "mrs",
+  "ms",
+  "dr",
+  "monday",
+  "tuesday",
+  "wednesday",
+  "thursday",
+  "friday",
+  "saturday",
+  "sunday",
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+]);
 
 export function extractEntities(text: string): Entities {
   const literals = new Set<string>();

@@ -24,8 +24,39 @@ export interface Fingerprint {
 
 export type FingerprintVerdict = { ok: true } | { ok: false; reason: "type" | "negation" | "comparison" };
 
-const AUX = new Set(["is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "has", "have", "had"]);
-const WH: Record<string, QuestionType> = { what: "open", which: "open", how: "open", why: "why", when: "when", where: "where", who: "who", whom: "who", whose: "who" };
+const AUX = new Set([
+  "is",
+  "are",
+  "am",
+  "was",
+  "were",
+  "do",
+  "does",
+  "did",
+  "can",
+  "could",
+  "should",
+  "would",
+  "will",
+  "shall",
+  "may",
+  "might",
+  "must",
+  "has",
+  "have",
+  "had",
+]);
+const WH: Record<string, QuestionType> = {
+  what: "open",
+  which: "open",
+  how: "open",
+  why: "why",
+  when: "when",
+  where: "where",
+  who: "who",
+  whom: "who",
+  whose: "who",
+};
 const QUANTITY_AFTER_HOW = new Set(["many", "much", "long", "often", "old", "far", "big", "tall", "large", "fast"]);
 
 /** Chinese cues, longest first where one contains another (什么时候 before 什么). */
@@ -42,7 +73,8 @@ const ZH_CUES: [RegExp, QuestionType][] = [
 const NEGATION_EN = /\b(not|no|never|without|none|nobody|nothing|neither|nor|cannot)\b/;
 /** 不 / 没 / 别 / 无 / 未 / 非, except in A-not-A questions (是不是, 有没有) and words where they do not negate. */
 const NEGATION_ZH = /[不没别无未非莫]/g;
-const NOT_NEGATION_ZH = /不同|不错|不过|不管|不少|不断|不仅|不久|不如|不得不|不一样|无论|无线|无法|非常|并非|没关系|别人|别的|区别|差别|特别|分别|类别|级别|识别|性别|告别|无聊|莫名/g;
+const NOT_NEGATION_ZH =
+  /不同|不错|不过|不管|不少|不断|不仅|不久|不如|不得不|不一样|无论|无线|无法|非常|并非|没关系|别人|别的|区别|差别|特别|分别|类别|级别|识别|性别|告别|无聊|莫名/g;
 const COMPARISON_EN = /\b(than|vs|versus|compare|compared|comparison|difference|differences|different|better|worse|or)\b/;
 const COMPARISON_ZH = /比(?![如赛例特分较])|区别|差别|不同|相比|对比|还是|哪个好|哪个更/;
 

@@ -24,10 +24,12 @@ const WEIGHT = { word: 1, stopWord: 0.25, stem: 0.5, bigram: 0.6, trigram: 0.2, 
 
 /** English function words: they carry little of a question's topic. */
 const STOP_WORDS = new Set(
-  ("a an the is are am was were be been being do does did doing have has had having i me my we our you your he she it its they them their " +
+  (
+    "a an the is are am was were be been being do does did doing have has had having i me my we our you your he she it its they them their " +
     "this that these those there here of in on at to for from by with about as into onto over under than then so and or but if " +
     "what which who whom whose when where why how can could should would will shall may might must get got some any all just " +
-    "very really much many more most one s t ve ll d re m").split(" "),
+    "very really much many more most one s t ve ll d re m"
+  ).split(" "),
 );
 
 /** Chinese function characters. */
@@ -43,7 +45,14 @@ function fnv(h: number, text: string): number {
 }
 
 /** Feature kinds seed the hash, so a word and a trigram with the same letters differ. */
-const SEED = { word: fnv(FNV_OFFSET, "w:"), stem: fnv(FNV_OFFSET, "s:"), bigram: fnv(FNV_OFFSET, "b:"), trigram: fnv(FNV_OFFSET, "t:"), cjk: fnv(FNV_OFFSET, "c:"), cjkBigram: fnv(FNV_OFFSET, "d:") };
+const SEED = {
+  word: fnv(FNV_OFFSET, "w:"),
+  stem: fnv(FNV_OFFSET, "s:"),
+  bigram: fnv(FNV_OFFSET, "b:"),
+  trigram: fnv(FNV_OFFSET, "t:"),
+  cjk: fnv(FNV_OFFSET, "c:"),
+  cjkBigram: fnv(FNV_OFFSET, "d:"),
+};
 
 /** Lowercased, width-folded (NFKC), contractions opened: "What's" → "what is", "don't" → "do not". */
 export function normaliseQuestion(text: string): string {

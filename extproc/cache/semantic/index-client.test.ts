@@ -15,8 +15,14 @@ test("index: searches see only their scope; an emptied scope is dropped", async 
     index.add("a", "x", vec(1));
     index.add("a", "y", vec(0.8, 0.6));
     index.add("b", "z", vec(1));
-    assert.deepEqual((await index.search("a", vec(1), 5)).map((h) => h.id), ["x", "y"]);
-    assert.deepEqual((await index.search("b", vec(1), 5)).map((h) => h.id), ["z"]);
+    assert.deepEqual(
+      (await index.search("a", vec(1), 5)).map((h) => h.id),
+      ["x", "y"],
+    );
+    assert.deepEqual(
+      (await index.search("b", vec(1), 5)).map((h) => h.id),
+      ["z"],
+    );
     assert.deepEqual(await index.search("c", vec(1), 5), []);
     index.remove("z");
     assert.deepEqual(await index.search("b", vec(1), 5), []);
@@ -46,7 +52,10 @@ test("index: 20,000 adds and removes in one scope keep size and answers exact (k
     const hits = await index.search("s", vec(1, 0, 0, 1), 50);
     assert.equal(hits.length, 50);
     const held = new Set(live);
-    assert.ok(hits.every((h) => held.has(h.id)), "only live ids are answers");
+    assert.ok(
+      hits.every((h) => held.has(h.id)),
+      "only live ids are answers",
+    );
   } finally {
     await index.close();
   }

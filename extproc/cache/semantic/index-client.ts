@@ -113,7 +113,14 @@ export class WorkerIndex implements VectorIndex {
   async stats(): Promise<VectorIndexStats> {
     const reply = await this.request((id) => ({ type: "stats", id }));
     if (reply?.type !== "stats") return { size: 0, scopes: 0, capacity: 0, compactions: 0, workerHeapBytes: 0, restarts: this.restarts };
-    return { size: reply.size, scopes: reply.scopes, capacity: reply.capacity, compactions: reply.compactions, workerHeapBytes: reply.heapBytes, restarts: this.restarts };
+    return {
+      size: reply.size,
+      scopes: reply.scopes,
+      capacity: reply.capacity,
+      compactions: reply.compactions,
+      workerHeapBytes: reply.heapBytes,
+      restarts: this.restarts,
+    };
   }
 
   /** Makes the worker throw an uncaught error, as a bug in it would (tests of the recovery). */

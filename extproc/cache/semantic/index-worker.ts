@@ -90,7 +90,7 @@ function reply(message: FromWorker): void {
 function apply(ops: IndexOp[], vectors: Float32Array): void {
   const d = options.dimensions;
   let vector = 0;
-  for (let i = 0; i < ops.length; ) {
+  for (let i = 0; i < ops.length;) {
     const op = ops[i]!;
     try {
       switch (op.op) {

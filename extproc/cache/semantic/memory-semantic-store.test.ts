@@ -9,7 +9,13 @@ import { DIMENSIONS, axis, entry, semanticStoreCases, toward, type HarnessLimits
 function harness(limits: HarnessLimits = {}): SemanticStoreHarness {
   let now = 1_000_000;
   const index = new WorkerIndex({ dimensions: DIMENSIONS, logger: silentLogger() });
-  const store = new MemorySemanticStore({ index, maxBytes: limits.maxBytes ?? 1 << 20, maxEntries: limits.maxEntries ?? 10_000, logger: silentLogger(), now: () => now });
+  const store = new MemorySemanticStore({
+    index,
+    maxBytes: limits.maxBytes ?? 1 << 20,
+    maxEntries: limits.maxEntries ?? 10_000,
+    logger: silentLogger(),
+    now: () => now,
+  });
   return {
     store,
     index,
@@ -40,7 +46,10 @@ test("memory: under churn (inserts past max_entries, deletes, expiries) the inde
     await h.store.nearest("scope-0", axis(0), 1, 0);
     const live = inserted.filter((e) => h.index.has(e.id));
     assert.equal(live.length, h.store.stats().entries);
-    assert.ok(live.every((e) => e.expiresAt > h.now()), "nothing expired is indexed");
+    assert.ok(
+      live.every((e) => e.expiresAt > h.now()),
+      "nothing expired is indexed",
+    );
     await h.index.flush();
     assert.equal((await h.index.stats()).size, h.store.stats().entries, "the worker holds one vector per entry");
     assert.ok(h.store.stats().entries <= 50);

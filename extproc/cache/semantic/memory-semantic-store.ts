@@ -82,7 +82,10 @@ export class MemorySemanticStore implements SemanticStore {
     const now = this.now();
     this.expire();
     if (entry.vector.length !== this.index.dimensions) {
-      this.logger.warn({ id: entry.id, dimensions: entry.vector.length, expected: this.index.dimensions }, "semantic store: wrong vector dimensions; not stored");
+      this.logger.warn(
+        { id: entry.id, dimensions: entry.vector.length, expected: this.index.dimensions },
+        "semantic store: wrong vector dimensions; not stored",
+      );
       return Promise.resolve();
     }
     this.remove(entry.id);

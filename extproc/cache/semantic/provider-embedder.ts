@@ -32,7 +32,15 @@ export class ProviderEmbedder implements Embedder {
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const model = this.o.provider.aliases.get(this.o.model) ?? this.o.model;
-    const vectors = await postEmbeddings({ url: this.url, headers: authHeaders(this.o.provider), model, texts, dimensions: this.length, timeoutMs: this.o.timeoutMs, ...(signal && { signal }) });
+    const vectors = await postEmbeddings({
+      url: this.url,
+      headers: authHeaders(this.o.provider),
+      model,
+      texts,
+      dimensions: this.length,
+      timeoutMs: this.o.timeoutMs,
+      ...(signal && { signal }),
+    });
     this.length ??= vectors[0]?.length;
     return vectors;
   }

@@ -69,7 +69,20 @@ test("redis: an entry is a hash under its tenant's hash tag, expiring at expires
     assert.equal(await r.redis.pexpiretime(key), e.expiresAt);
     assert.equal((await r.redis.hgetBuffer(key, "vector"))?.length, DIMENSIONS * 4);
     const events = await r.redis.xrange(`${r.prefix}sc:events`, "-", "+");
-    assert.deepEqual(events.at(-1)?.[1], ["op", "insert", "id", e.id, "tenant", "layout", "scope", "s", "exp", String(e.expiresAt), "bytes", await r.redis.hget(key, "bytes")]);
+    assert.deepEqual(events.at(-1)?.[1], [
+      "op",
+      "insert",
+      "id",
+      e.id,
+      "tenant",
+      "layout",
+      "scope",
+      "s",
+      "exp",
+      String(e.expiresAt),
+      "bytes",
+      await r.redis.hget(key, "bytes"),
+    ]);
   } finally {
     await store.close();
   }
@@ -84,9 +97,21 @@ test("redis: two replicas on one Redis: an insert on A is found by B, a delete o
   try {
     const e = entry(clock, "s", axis(2));
     await a.store.insert(e);
-    assert.deepEqual(await eventually(() => ids(b.store, "s", axis(2)), (got) => got.length > 0), [e.id]);
+    assert.deepEqual(
+      await eventually(
+        () => ids(b.store, "s", axis(2)),
+        (got) => got.length > 0,
+      ),
+      [e.id],
+    );
     await a.store.delete(e.id);
-    assert.equal(await eventually(() => Promise.resolve(b.index.has(e.id)), (held) => !held), false);
+    assert.equal(
+      await eventually(
+        () => Promise.resolve(b.index.has(e.id)),
+        (held) => !held,
+      ),
+      false,
+    );
     assert.deepEqual(await ids(b.store, "s", axis(2)), []);
     assert.deepEqual(b.store.stats(), { entries: 0, bytes: 0 });
   } finally {
@@ -165,7 +190,13 @@ test("redis killed and restarted: no match and dropped writes meanwhile, never a
     const fromT = entry(clock, "s", axis(6));
     await t.store.insert(fromT);
     await t.store.close();
-    assert.deepEqual(await eventually(() => ids(s.store, "s", axis(6)), (got) => got.length > 0), [fromT.id]);
+    assert.deepEqual(
+      await eventually(
+        () => ids(s.store, "s", axis(6)),
+        (got) => got.length > 0,
+      ),
+      [fromT.id],
+    );
     assert.deepEqual(rejections, []);
   } finally {
     process.off("unhandledRejection", onRejection);
@@ -193,7 +224,11 @@ test("redis frozen: one lookup waits out the command timeout, later lookups and 
     assert.deepEqual(await ids(store, "s", axis(2)), [], "frozen: no match");
     for (let i = 0; i < 10; i++) assert.deepEqual(await ids(store, "s", axis(2)), []);
     await store.insert(entry(clock, "s", axis(5)));
-    assert.deepEqual({ errors: health.stats.errors, fallbacks: health.stats.fallbacks, degraded: health.degraded }, { errors: 1, fallbacks: 12, degraded: true }, "only the first lookup waited on Redis");
+    assert.deepEqual(
+      { errors: health.stats.errors, fallbacks: health.stats.fallbacks, degraded: health.degraded },
+      { errors: 1, fallbacks: 12, degraded: true },
+      "only the first lookup waited on Redis",
+    );
     server.signal("SIGCONT");
     probeClock.now = 1_000;
     assert.deepEqual(await ids(store, "s", axis(2)), [kept.id], "Redis answers again: the entry is found");

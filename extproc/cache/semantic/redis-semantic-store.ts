@@ -20,7 +20,19 @@ import type { Logger } from "../../../common/telemetry/logger.ts";
 import { candidatesFor } from "./memory-semantic-store.ts";
 import type { SemanticEntry, SemanticMatch, SemanticStore, SemanticStoreStats } from "./semantic-store.ts";
 import { ExpiryQueue } from "./store-expiry-queue.ts";
-import { ENTRY_FIELDS, INDEX_FIELDS, entryHash, entryKey, entryPattern, eventFields, parseEntry, parseEvent, parseIndexFields, streamKey, type StreamEvent } from "./store-redis-layout.ts";
+import {
+  ENTRY_FIELDS,
+  INDEX_FIELDS,
+  entryHash,
+  entryKey,
+  entryPattern,
+  eventFields,
+  parseEntry,
+  parseEvent,
+  parseIndexFields,
+  streamKey,
+  type StreamEvent,
+} from "./store-redis-layout.ts";
 import { bufferToVector, cosine, entryBytes } from "./store-vector.ts";
 import type { VectorIndex } from "./vector-index.ts";
 
@@ -56,7 +68,10 @@ interface Known {
 }
 
 /** What the semantic store's transitions mean, for their log lines. */
-export const SEMANTIC_MEANING = { degraded: "semantic-cache lookups are misses and answers are not stored until it answers", healthy: "the semantic cache is back" };
+export const SEMANTIC_MEANING = {
+  degraded: "semantic-cache lookups are misses and answers are not stored until it answers",
+  healthy: "the semantic cache is back",
+};
 
 export class RedisSemanticStore implements SemanticStore {
   private readonly redis: Redis;
@@ -147,7 +162,10 @@ export class RedisSemanticStore implements SemanticStore {
   async insert(entry: SemanticEntry): Promise<void> {
     if (this.closed) return;
     if (entry.vector.length !== this.index.dimensions) {
-      this.logger.warn({ id: entry.id, dimensions: entry.vector.length, expected: this.index.dimensions }, "semantic store: wrong vector dimensions; not stored");
+      this.logger.warn(
+        { id: entry.id, dimensions: entry.vector.length, expected: this.index.dimensions },
+        "semantic store: wrong vector dimensions; not stored",
+      );
       return;
     }
     if (entry.expiresAt <= this.now()) return;
@@ -198,7 +216,10 @@ export class RedisSemanticStore implements SemanticStore {
     try {
       await this.redis.xadd(this.stream, "MAXLEN", "~", this.maxLen, "*", ...eventFields(event));
     } catch (err) {
-      this.logger.debug({ err: (err as Error).message, id: event.id }, "semantic store: event not published; other replicas see the change at their next rebuild");
+      this.logger.debug(
+        { err: (err as Error).message, id: event.id },
+        "semantic store: event not published; other replicas see the change at their next rebuild",
+      );
     }
   }
 
@@ -261,7 +282,9 @@ export class RedisSemanticStore implements SemanticStore {
     const parsed = events.map(([, fields]) => parseEvent(fields));
     const vectors = await Promise.all(
       parsed.map((event) =>
-        event?.op === "insert" && !this.known.has(event.id) ? this.follower.hgetBuffer(entryKey(this.prefix, event.tenant, event.id), "vector") : Promise.resolve(null),
+        event?.op === "insert" && !this.known.has(event.id)
+          ? this.follower.hgetBuffer(entryKey(this.prefix, event.tenant, event.id), "vector")
+          : Promise.resolve(null),
       ),
     );
     parsed.forEach((event, i) => {
@@ -272,7 +295,11 @@ export class RedisSemanticStore implements SemanticStore {
           const vector = buffer ? bufferToVector(buffer) : undefined;
           // Gone from Redis already (deleted, expired), or indexed meanwhile.
           if (!vector || this.known.has(event.id)) return;
-          this.learn(event.id, { tenant: event.tenant, scope: event.scope, expiresAt: event.expiresAt, bytes: event.bytes, generation: this.generation }, vector);
+          this.learn(
+            event.id,
+            { tenant: event.tenant, scope: event.scope, expiresAt: event.expiresAt, bytes: event.bytes, generation: this.generation },
+            vector,
+          );
           return;
         }
         case "delete":

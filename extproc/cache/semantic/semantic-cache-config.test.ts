@@ -63,7 +63,10 @@ test("errors name the bad field", () => {
   ];
   for (const [text, pattern] of cases) {
     const errors = errorsOf(text);
-    assert.ok(errors.some((e) => pattern.test(e)), `${JSON.stringify(text)} → ${JSON.stringify(errors)}`);
+    assert.ok(
+      errors.some((e) => pattern.test(e)),
+      `${JSON.stringify(text)} → ${JSON.stringify(errors)}`,
+    );
   }
 });
 
@@ -72,7 +75,9 @@ test("the parts from the config: embedders, the verifier, and references that ca
   assert.ok((createEmbedder(testConfig(""), edges) as { value: unknown }).value instanceof HashedEmbedder);
   const edge = createEmbedder(testConfig("cache:\n  semantic:\n    embedder: { kind: edge, model: minilm, dimensions: 384 }\n"), edges);
   assert.ok(edge.ok && edge.value instanceof EdgeEmbedder && edge.value.name === "edge:minilm");
-  const withProvider = testConfig("providers:\n  - { name: oai, kind: openai, base_url: 'https://api.openai.com/v1' }\ncache:\n  semantic:\n    embedder: { kind: provider, provider: oai, model: text-embedding-3-small, dimensions: 1536 }\n");
+  const withProvider = testConfig(
+    "providers:\n  - { name: oai, kind: openai, base_url: 'https://api.openai.com/v1' }\ncache:\n  semantic:\n    embedder: { kind: provider, provider: oai, model: text-embedding-3-small, dimensions: 1536 }\n",
+  );
   const provider = createEmbedder(withProvider, edges);
   assert.ok(provider.ok && provider.value instanceof ProviderEmbedder);
   const unknown = createEmbedder(testConfig("cache:\n  semantic:\n    embedder: { kind: provider, provider: nope, model: m, dimensions: 64 }\n"), edges);

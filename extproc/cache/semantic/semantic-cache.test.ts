@@ -24,7 +24,13 @@ import type { Verifier, VerifyResult } from "./verifier.ts";
 class TestStore extends MemorySemanticStore {
   readonly stored: SemanticEntry[] = [];
   constructor(now: () => number) {
-    super({ index: new WorkerIndex({ dimensions: HASHED_DIMENSIONS, logger: silentLogger() }), maxBytes: 1 << 20, maxEntries: 1000, logger: silentLogger(), now });
+    super({
+      index: new WorkerIndex({ dimensions: HASHED_DIMENSIONS, logger: silentLogger() }),
+      maxBytes: 1 << 20,
+      maxEntries: 1000,
+      logger: silentLogger(),
+      now,
+    });
   }
   override insert(entry: SemanticEntry): Promise<void> {
     this.stored.push(entry);
@@ -45,7 +51,14 @@ function parse(body: Record<string, unknown>): ParsedCall {
   return parsed.value;
 }
 
-const ask = (question: string, extra: Record<string, unknown> = {}) => parse({ messages: [{ role: "system", content: "Be brief." }, { role: "user", content: question }], ...extra });
+const ask = (question: string, extra: Record<string, unknown> = {}) =>
+  parse({
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: question },
+    ],
+    ...extra,
+  });
 
 function lookupOf(config: GatewayConfig, question: string, extra: Record<string, unknown> = {}, tenant = "t1", intent = "qa"): SemanticLookup {
   const use = semanticUse(config, "chat_completions", ask(question, extra), tenant, intent, undefined, HASHED_EMBEDDER_NAME);
@@ -53,13 +66,26 @@ function lookupOf(config: GatewayConfig, question: string, extra: Record<string,
   return use;
 }
 
-const COMPLETION = JSON.stringify({ id: "c1", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "Sunny, 24 °C." }, finish_reason: "stop" }] });
+const COMPLETION = JSON.stringify({
+  id: "c1",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-4o",
+  choices: [{ index: 0, message: { role: "assistant", content: "Sunny, 24 °C." }, finish_reason: "stop" }],
+});
 
 function cacheWith(options: Partial<SemanticCacheConfig> = {}, deps: { embedder?: Embedder; verifier?: Verifier; now?: () => number } = {}) {
   const config = testConfig(YAML);
   const store = new TestStore(deps.now ?? Date.now);
   stores.push(store);
-  const cache = new SemanticCache({ store, embedder: deps.embedder ?? new HashedEmbedder(), config: { ...config.cache.semantic, ...options }, logger: silentLogger(), ...(deps.verifier && { verifier: deps.verifier }), ...(deps.now && { now: deps.now }) });
+  const cache = new SemanticCache({
+    store,
+    embedder: deps.embedder ?? new HashedEmbedder(),
+    config: { ...config.cache.semantic, ...options },
+    logger: silentLogger(),
+    ...(deps.verifier && { verifier: deps.verifier }),
+    ...(deps.now && { now: deps.now }),
+  });
   return { config, store, cache };
 }
 
@@ -77,12 +103,30 @@ describe("semanticUse: which requests look up, under which scope and threshold",
   test("off, other endpoints, sampling, tools, non-text or non-user last turns: no part", () => {
     assert.equal(semanticUse(testConfig(""), "chat_completions", ask("hi there"), "t", "qa", undefined, "e"), undefined, "off by default");
     assert.equal(semanticUse(config, "embeddings", ask("hi there"), "t", "qa", undefined, "e"), undefined);
-    assert.equal(semanticUse(config, "chat_completions", parse({ temperature: 1, messages: [{ role: "user", content: "hi" }] }), "t", "qa", undefined, "e"), undefined);
+    assert.equal(
+      semanticUse(config, "chat_completions", parse({ temperature: 1, messages: [{ role: "user", content: "hi" }] }), "t", "qa", undefined, "e"),
+      undefined,
+    );
     const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }];
     assert.equal(semanticUse(config, "chat_completions", ask("weather today?", { tools }), "t", "qa", undefined, "e"), undefined);
-    const image = parse({ messages: [{ role: "user", content: [{ type: "text", text: "what is this" }, { type: "image_url", image_url: { url: "https://x/y.png" } }] }] });
+    const image = parse({
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "what is this" },
+            { type: "image_url", image_url: { url: "https://x/y.png" } },
+          ],
+        },
+      ],
+    });
     assert.equal(semanticUse(config, "chat_completions", image, "t", "qa", undefined, "e"), undefined);
-    const lastAssistant = parse({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+    const lastAssistant = parse({
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ],
+    });
     assert.equal(semanticUse(config, "chat_completions", lastAssistant, "t", "qa", undefined, "e"), undefined);
     assert.equal(semanticUse(config, "chat_completions", ask("x".repeat(2001)), "t", "qa", undefined, "e"), undefined, "too long to be a question");
   });
@@ -96,14 +140,34 @@ describe("semanticUse: which requests look up, under which scope and threshold",
     assert.equal(a.question, "What is the weather today?");
     assert.equal(lookupOf(config, "How is the weather today?").scope, a.scope, "another question, same scope");
     assert.equal(lookupOf(config, "What is the weather today?", { stream: true }).scope, a.scope, "stream is not scoped");
-    assert.equal(lookupOf(config, "What is the weather today?", {}, "t1", "chitchat").scope, a.scope, "the intent is a guard, not a scope (labels flip between paraphrases)");
+    assert.equal(
+      lookupOf(config, "What is the weather today?", {}, "t1", "chitchat").scope,
+      a.scope,
+      "the intent is a guard, not a scope (labels flip between paraphrases)",
+    );
     const differs = [
       lookupOf(config, "What is the weather today?", {}, "t2"),
       lookupOf(config, "What is the weather today?", { model: "gpt-4o-mini" }),
       lookupOf(config, "What is the weather today?", { max_tokens: 5 }),
       lookupOf(config, "What is the weather today?", { response_format: { type: "json_object" } }),
-      { ...lookupOf(config, "What is the weather today?"), scope: (semanticUse(config, "chat_completions", parse({ messages: [{ role: "user", content: "What is the weather today?" }] }), "t1", "qa", undefined, HASHED_EMBEDDER_NAME) as SemanticLookup).scope },
-      { ...a, scope: (semanticUse(config, "chat_completions", ask("What is the weather today?"), "t1", "qa", undefined, "edge:minilm") as SemanticLookup).scope },
+      {
+        ...lookupOf(config, "What is the weather today?"),
+        scope: (
+          semanticUse(
+            config,
+            "chat_completions",
+            parse({ messages: [{ role: "user", content: "What is the weather today?" }] }),
+            "t1",
+            "qa",
+            undefined,
+            HASHED_EMBEDDER_NAME,
+          ) as SemanticLookup
+        ).scope,
+      },
+      {
+        ...a,
+        scope: (semanticUse(config, "chat_completions", ask("What is the weather today?"), "t1", "qa", undefined, "edge:minilm") as SemanticLookup).scope,
+      },
     ];
     for (const [i, other] of differs.entries()) assert.notEqual(other.scope, a.scope, `case ${i}`);
   });
@@ -155,7 +219,11 @@ describe("SemanticCache", () => {
   });
 
   test("verification: yes verifies; no, a low confidence or a failure is a miss", async () => {
-    const verdicts: VerifyResult[] = [{ kind: "same", confidence: 0.9 }, { kind: "different", answer: "no", confidence: 0.8 }, { kind: "failed", reason: "timeout" }];
+    const verdicts: VerifyResult[] = [
+      { kind: "same", confidence: 0.9 },
+      { kind: "different", answer: "no", confidence: 0.8 },
+      { kind: "failed", reason: "timeout" },
+    ];
     const asked: [string, string][] = [];
     const verifier: Verifier = {
       verify: (question, cached) => {
@@ -189,7 +257,8 @@ describe("SemanticCache", () => {
     const counting: Embedder = { name: inner.name, dimensions: inner.dimensions, embed: (t, s) => (calls++, inner.embed(t, s)) };
     const { config, store, cache } = cacheWith({ max_entry_bytes: 400 }, { embedder: counting });
     const use = lookupOf(config, "What is the weather today?");
-    for (const bad of ["not json", "{}", JSON.stringify({ choices: [] }), JSON.stringify({ choices: [{ message: { content: "x".repeat(500) } }] })]) cache.store(use, bad);
+    for (const bad of ["not json", "{}", JSON.stringify({ choices: [] }), JSON.stringify({ choices: [{ message: { content: "x".repeat(500) } }] })])
+      cache.store(use, bad);
     assert.equal(cache.stats.store_skipped, 4);
     assert.equal(await cache.lookup(use), undefined);
     await seed(cache, store, use);

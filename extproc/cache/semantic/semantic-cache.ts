@@ -59,7 +59,15 @@ const NOT_SCOPED = new Set<keyof ChatRequest>(["stream", "includeUsage", "user",
  * The semantic cache's part in a request, or `undefined` when it has none (off, not an OpenAI
  * chat completion, not repeatable, tools, no text question). `embedder` names the vector space.
  */
-export function semanticUse(config: GatewayConfig, endpoint: string, parsed: ParsedCall, tenant: string, intent: string, header: string | undefined, embedder: string): SemanticUse | undefined {
+export function semanticUse(
+  config: GatewayConfig,
+  endpoint: string,
+  parsed: ParsedCall,
+  tenant: string,
+  intent: string,
+  header: string | undefined,
+  embedder: string,
+): SemanticUse | undefined {
   const options = config.cache.semantic;
   if (!options.enable || endpoint !== "chat_completions" || parsed.call.endpoint !== "chat") return undefined;
   if (header?.trim().toLowerCase() === "bypass") return { kind: "bypass" };
@@ -67,13 +75,16 @@ export function semanticUse(config: GatewayConfig, endpoint: string, parsed: Par
   if (!cacheable(request, config.cache.exact.any_temperature) || (request.tools !== undefined && request.tools.length > 0)) return undefined;
   const last = request.messages.at(-1);
   if (last?.role !== "user") return undefined;
-  const question = typeof last.content === "string" ? last.content : last.content.every((p) => p.type === "text") ? last.content.map((p) => p.text).join("\n") : undefined;
+  const question =
+    typeof last.content === "string" ? last.content : last.content.every((p) => p.type === "text") ? last.content.map((p) => p.text).join("\n") : undefined;
   if (question === undefined || question.trim() === "" || question.length > MAX_QUESTION_CHARS) return undefined;
   const scoped: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(request)) if (!NOT_SCOPED.has(field as keyof ChatRequest)) scoped[field] = value;
   scoped.context = request.messages.slice(0, -1);
   if (last.name !== undefined) scoped.name = last.name;
-  const scope = createHash("sha256").update(canonicalJson({ tenant, embedder, request: scoped })).digest("hex");
+  const scope = createHash("sha256")
+    .update(canonicalJson({ tenant, embedder, request: scoped }))
+    .digest("hex");
   return { kind: "lookup", tenant, scope, question, threshold: thresholdFor(options, tenant, intent) };
 }
 
@@ -112,7 +123,17 @@ export interface SemanticCacheDeps {
 }
 
 export class SemanticCache {
-  readonly stats: SemanticStats = { hit: 0, miss: 0, embed_error: 0, guard_rejected: 0, intent_rejected: 0, fingerprint_rejected: 0, verify_rejected: 0, stored: 0, store_skipped: 0 };
+  readonly stats: SemanticStats = {
+    hit: 0,
+    miss: 0,
+    embed_error: 0,
+    guard_rejected: 0,
+    intent_rejected: 0,
+    fingerprint_rejected: 0,
+    verify_rejected: 0,
+    stored: 0,
+    store_skipped: 0,
+  };
   /** The question's vector from its lookup, reused when its answer is stored. */
   private readonly vectors = new WeakMap<SemanticLookup, Float32Array>();
   private readonly now: () => number;
@@ -184,7 +205,16 @@ export class SemanticCache {
     const vector = this.vectors.get(use) ?? (await this.vectorOf(use));
     if (vector === undefined) return;
     const createdAt = this.now();
-    await this.deps.store.insert({ id: randomUUID(), tenant: use.tenant, scope: use.scope, vector, question: use.question, completion, createdAt, expiresAt: createdAt + this.deps.config.ttl_ms });
+    await this.deps.store.insert({
+      id: randomUUID(),
+      tenant: use.tenant,
+      scope: use.scope,
+      vector,
+      question: use.question,
+      completion,
+      createdAt,
+      expiresAt: createdAt + this.deps.config.ttl_ms,
+    });
     this.stats.stored++;
   }
 
@@ -223,4 +253,3 @@ function validCompletion(completion: string, maxBytes: number): boolean {
     return false;
   }
 }
-

@@ -43,7 +43,9 @@ export function entryHash(entry: SemanticEntry, bytes: number): Record<string, s
 }
 
 /** What the index keeps of an entry, read from `INDEX_FIELDS`; `undefined` if the key is gone or malformed. */
-export function parseIndexFields(row: (Buffer | null)[]): { id: string; tenant: string; scope: string; expiresAt: number; bytes: number; vector: Float32Array } | undefined {
+export function parseIndexFields(
+  row: (Buffer | null)[],
+): { id: string; tenant: string; scope: string; expiresAt: number; bytes: number; vector: Float32Array } | undefined {
   const [id, tenant, scope, expiresAt, bytes, vector] = row;
   if (!id || !tenant || !scope || !expiresAt || !bytes || !vector) return undefined;
   const parsed = bufferToVector(vector);
@@ -70,8 +72,7 @@ export function parseEntry(row: (Buffer | null)[]): SemanticEntry | undefined {
 }
 
 export type StreamEvent =
-  | { op: "insert"; id: string; tenant: string; scope: string; expiresAt: number; bytes: number }
-  | { op: "delete"; id: string; tenant: string };
+  { op: "insert"; id: string; tenant: string; scope: string; expiresAt: number; bytes: number } | { op: "delete"; id: string; tenant: string };
 
 export function eventFields(event: StreamEvent): string[] {
   switch (event.op) {

@@ -9,9 +9,7 @@ import { readAll, sendUpstream } from "../../http/upstream-client.ts";
 import type { EdgeDirectory } from "../../edge/agents.ts";
 
 export type VerifyResult =
-  | { kind: "same"; confidence: number }
-  | { kind: "different"; answer: string; confidence: number }
-  | { kind: "failed"; reason: string };
+  { kind: "same"; confidence: number } | { kind: "different"; answer: string; confidence: number } | { kind: "failed"; reason: string };
 
 /** Asks whether a cached question's answer fits a new question. */
 export interface Verifier {
@@ -51,7 +49,10 @@ export function verificationRequest(question: string, cached: string, model: str
 }
 
 interface Completion {
-  choices?: { message?: { content?: unknown }; logprobs?: { content?: { token?: unknown; logprob?: unknown; top_logprobs?: { token?: unknown; logprob?: unknown }[] }[] } | null }[];
+  choices?: {
+    message?: { content?: unknown };
+    logprobs?: { content?: { token?: unknown; logprob?: unknown; top_logprobs?: { token?: unknown; logprob?: unknown }[] }[] } | null;
+  }[];
 }
 
 const YES = /^\s*(?:yes\b|是|对|相同)/i;
@@ -70,7 +71,8 @@ export function readVerdict(body: unknown, headerConfidence: number | undefined)
   let yesProbability: number | undefined;
   if (first && Array.isArray(first.top_logprobs) && first.top_logprobs.length > 0) {
     yesProbability = 0;
-    for (const t of first.top_logprobs) if (typeof t.token === "string" && typeof t.logprob === "number" && YES.test(t.token)) yesProbability += Math.exp(t.logprob);
+    for (const t of first.top_logprobs)
+      if (typeof t.token === "string" && typeof t.logprob === "number" && YES.test(t.token)) yesProbability += Math.exp(t.logprob);
   } else if (first && typeof first.logprob === "number" && typeof first.token === "string") {
     yesProbability = YES.test(first.token) ? Math.exp(first.logprob) : 1 - Math.exp(first.logprob);
   }
@@ -92,7 +94,12 @@ export class EdgeVerifier implements Verifier {
     const timeout = AbortSignal.timeout(this.o.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      const res = await sendUpstream(new URL(`http://${address}/v1/chat/completions`), { "content-type": "application/json", "accept-encoding": "identity" }, body, combined);
+      const res = await sendUpstream(
+        new URL(`http://${address}/v1/chat/completions`),
+        { "content-type": "application/json", "accept-encoding": "identity" },
+        body,
+        combined,
+      );
       const bytes = await readAll(res);
       if (res.statusCode !== 200) return { kind: "failed", reason: `edge_status:${res.statusCode ?? 0}` };
       const header = Number(res.headers["x-gearbox-confidence"]);

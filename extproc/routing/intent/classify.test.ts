@@ -38,7 +38,13 @@ test("the last user message is classified; text parts are joined", () => {
   const messages: Message[] = [
     { role: "user", content: "Translate this into German: hello" },
     { role: "assistant", content: "Hallo" },
-    { role: "user", content: [{ type: "text", text: "Now write a haiku" }, { type: "text", text: "about the sea" }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Now write a haiku" },
+        { type: "text", text: "about the sea" },
+      ],
+    },
   ];
   assert.equal(classifyIntent(messages).intent, "creative_writing");
 });

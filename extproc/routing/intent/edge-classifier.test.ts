@@ -29,7 +29,14 @@ test("labels are read from the answers small models give", () => {
 
 test("the labelling request: greedy, a few tokens, the last user message cut to head and tail", () => {
   const long = `${"a".repeat(2000)}END`;
-  const req = labellingRequest([{ role: "user", content: "first" }, { role: "assistant", content: "x" }, { role: "user", content: long }], "qwen-small");
+  const req = labellingRequest(
+    [
+      { role: "user", content: "first" },
+      { role: "assistant", content: "x" },
+      { role: "user", content: long },
+    ],
+    "qwen-small",
+  );
   assert.equal(req.model, "qwen-small");
   assert.equal(req.temperature, 0);
   assert.equal(req.max_tokens, 8);
@@ -48,14 +55,28 @@ async function standIn(behaviour: { label?: string; confidence?: number; status?
     req.on("end", () => {
       seen.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
       if (behaviour.hang) return;
-      const body = JSON.stringify({ id: "x", object: "chat.completion", created: 1, model: "qwen-small", choices: [{ index: 0, message: { role: "assistant", content: behaviour.label ?? "" }, finish_reason: "stop" }] });
+      const body = JSON.stringify({
+        id: "x",
+        object: "chat.completion",
+        created: 1,
+        model: "qwen-small",
+        choices: [{ index: 0, message: { role: "assistant", content: behaviour.label ?? "" }, finish_reason: "stop" }],
+      });
       res.writeHead(behaviour.status ?? 200, { "content-type": "application/json", "x-gearbox-confidence": String(behaviour.confidence ?? 0.9) });
       res.end(body);
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { address, seen, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    address,
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 describe("the edge intent layer in a routing decision", () => {

@@ -13,9 +13,7 @@ import type { Message } from "../../../common/canonical/types.ts";
 import { INTENTS, type Intent } from "./intents.ts";
 
 export type EdgeIntentResult =
-  | { kind: "label"; intent: Intent; confidence: number }
-  | { kind: "no_label"; answer: string }
-  | { kind: "failed"; reason: string };
+  { kind: "label"; intent: Intent; confidence: number } | { kind: "no_label"; answer: string } | { kind: "failed"; reason: string };
 
 /** The last user message is what gets labelled; long ones are cut to their head and tail. */
 const HEAD = 800;

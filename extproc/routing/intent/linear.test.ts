@@ -41,5 +41,8 @@ test("weights round-trip through int8 encoding, and bad files are refused with n
   if (model.ok) assert.equal(model.value.predict("anything at all").intent, "math");
   const bad = loadModel({ ...file, bucketBits: 10, labels: ["nope"], weights: "" });
   assert.ok(!bad.ok);
-  if (!bad.ok) assert.ok(bad.errors.some((e) => e.startsWith("bucketBits")) && bad.errors.some((e) => e.startsWith("labels")) && bad.errors.some((e) => e.startsWith("weights")));
+  if (!bad.ok)
+    assert.ok(
+      bad.errors.some((e) => e.startsWith("bucketBits")) && bad.errors.some((e) => e.startsWith("labels")) && bad.errors.some((e) => e.startsWith("weights")),
+    );
 });

@@ -112,13 +112,27 @@ export class IntentModel {
   private addRows6(from: number, to: number): void {
     const { packed, buckets, laneSums } = this;
     // `| 0` keeps the sums in 32-bit integers; a sum past 2^31 wraps, and `>>> 16` reads it back.
-    let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0;
+    let l0 = 0,
+      l1 = 0,
+      l2 = 0,
+      l3 = 0,
+      l4 = 0,
+      l5 = 0;
     for (let i = from; i < to; i++) {
       const r = (buckets[i] ?? 0) * 6;
-      l0 = (l0 + (packed[r] ?? 0)) | 0; l1 = (l1 + (packed[r + 1] ?? 0)) | 0; l2 = (l2 + (packed[r + 2] ?? 0)) | 0;
-      l3 = (l3 + (packed[r + 3] ?? 0)) | 0; l4 = (l4 + (packed[r + 4] ?? 0)) | 0; l5 = (l5 + (packed[r + 5] ?? 0)) | 0;
+      l0 = (l0 + (packed[r] ?? 0)) | 0;
+      l1 = (l1 + (packed[r + 1] ?? 0)) | 0;
+      l2 = (l2 + (packed[r + 2] ?? 0)) | 0;
+      l3 = (l3 + (packed[r + 3] ?? 0)) | 0;
+      l4 = (l4 + (packed[r + 4] ?? 0)) | 0;
+      l5 = (l5 + (packed[r + 5] ?? 0)) | 0;
     }
-    laneSums[0] = l0; laneSums[1] = l1; laneSums[2] = l2; laneSums[3] = l3; laneSums[4] = l4; laneSums[5] = l5;
+    laneSums[0] = l0;
+    laneSums[1] = l1;
+    laneSums[2] = l2;
+    laneSums[3] = l3;
+    laneSums[4] = l4;
+    laneSums[5] = l5;
   }
 
   /** Softmax probabilities over `labels`, written into a buffer the next call reuses. */
@@ -162,7 +176,8 @@ export function loadModel(file: WeightsFile): Result<IntentModel, string> {
   if (file.bias.length !== file.labels.length) errors.push("bias: one value per label");
   if (!(file.scale > 0)) errors.push("scale: must be positive");
   const raw = Buffer.from(file.weights, "base64");
-  if (raw.length !== (1 << BUCKET_BITS) * file.labels.length) errors.push(`weights: expected ${(1 << BUCKET_BITS) * file.labels.length} bytes, got ${raw.length}`);
+  if (raw.length !== (1 << BUCKET_BITS) * file.labels.length)
+    errors.push(`weights: expected ${(1 << BUCKET_BITS) * file.labels.length} bytes, got ${raw.length}`);
   if (errors.length > 0) return fail(...errors);
   const q = new Int8Array(raw.length);
   q.set(new Int8Array(raw.buffer, raw.byteOffset, raw.length));
@@ -186,4 +201,3 @@ export function encodeWeights(labels: readonly Intent[], w: Float32Array, bias: 
     trainedOn,
   };
 }
-

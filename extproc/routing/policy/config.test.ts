@@ -38,7 +38,11 @@ describe("policy config", () => {
     assert.equal(c.heuristic.complexityThreshold, 0.65);
     assert.deepEqual([...(c.heuristic.edgeModels ?? [])], ["qwen2.5-3b", "llama-3.2-3b"]);
     assert.equal(c.heuristic.sticky, false);
-    assert.deepEqual(c.dynamic, { monthlyCloudBudgetUsd: 1200, budgetSteps: [{ spentAbove: 0.6, threshold: 0.85 }], latencySteps: [{ p50AboveMs: 2000, threshold: 0.8 }] });
+    assert.deepEqual(c.dynamic, {
+      monthlyCloudBudgetUsd: 1200,
+      budgetSteps: [{ spentAbove: 0.6, threshold: 0.85 }],
+      latencySteps: [{ p50AboveMs: 2000, threshold: 0.8 }],
+    });
     assert.deepEqual(c.plugins, [{ name: "tenant-pin", module: "./plugins/tenant-pin.mjs", timeoutMs: 10 }]);
   });
 
@@ -57,12 +61,27 @@ describe("policy config", () => {
   });
 
   test("errors name the field", () => {
-    const bad = parsePolicyConfig({ heuristic: { complexity_threshold: 1.5, sticky: "yes" }, plugins: [{ name: "a", module: "a.mjs" }, { name: "a", module: "b.mjs" }] });
+    const bad = parsePolicyConfig({
+      heuristic: { complexity_threshold: 1.5, sticky: "yes" },
+      plugins: [
+        { name: "a", module: "a.mjs" },
+        { name: "a", module: "b.mjs" },
+      ],
+    });
     assert.equal(bad.ok, false);
     const errors = bad.ok ? [] : bad.errors;
-    assert.ok(errors.some((e) => e.startsWith("route.heuristic.complexity_threshold:")), errors.join("\n"));
-    assert.ok(errors.some((e) => e.startsWith("route.heuristic.sticky:")), errors.join("\n"));
-    assert.ok(errors.some((e) => e.startsWith("route.plugins.1.name: duplicate")), errors.join("\n"));
+    assert.ok(
+      errors.some((e) => e.startsWith("route.heuristic.complexity_threshold:")),
+      errors.join("\n"),
+    );
+    assert.ok(
+      errors.some((e) => e.startsWith("route.heuristic.sticky:")),
+      errors.join("\n"),
+    );
+    assert.ok(
+      errors.some((e) => e.startsWith("route.plugins.1.name: duplicate")),
+      errors.join("\n"),
+    );
     const typo = parsePolicyConfig({ heuristic: { complexity_treshold: 0.5 } });
     assert.equal(typo.ok, false);
   });

@@ -63,7 +63,11 @@ describe("decidePolicy with the brief's example config", () => {
     });
   }
   test("other intents → heuristic: medium 0.42 goes to the edge under 0.7", () => {
-    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.42 }), BRIEF), { target: "edge", reason: "heuristic:complexity=0.42<0.7", layer: "heuristic" });
+    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.42 }), BRIEF), {
+      target: "edge",
+      reason: "heuristic:complexity=0.42<0.7",
+      layer: "heuristic",
+    });
     assert.equal(decidePolicy(input({ intent: "translate", score: 0.7 }), BRIEF).target, "cloud");
     assert.equal(decidePolicy(input({ intent: "chitchat", score: 0.0 }), BRIEF).target, "edge");
   });
@@ -110,19 +114,35 @@ route:
 describe("client route, tools, edge availability", () => {
   test("client force is honoured when allowed", () => {
     assert.deepEqual(decidePolicy(input({ intent: "math", clientRoute: "edge" }), BRIEF), { target: "edge", reason: "client_hint:edge", layer: "client" });
-    assert.deepEqual(decidePolicy(input({ intent: "summarize", clientRoute: "cloud" }), BRIEF), { target: "cloud", reason: "client_hint:cloud", layer: "client" });
+    assert.deepEqual(decidePolicy(input({ intent: "summarize", clientRoute: "cloud" }), BRIEF), {
+      target: "cloud",
+      reason: "client_hint:cloud",
+      layer: "client",
+    });
   });
   test("client force is ignored (and said so) when refused", () => {
     const refusing = configFrom(`${BRIEF_YAML}  allow_client_route: false\n`);
-    assert.deepEqual(decidePolicy(input({ intent: "math", clientRoute: "edge" }), refusing), { target: "cloud", reason: "rule:2;client_route_ignored", layer: "rules" });
+    assert.deepEqual(decidePolicy(input({ intent: "math", clientRoute: "edge" }), refusing), {
+      target: "cloud",
+      reason: "rule:2;client_route_ignored",
+      layer: "rules",
+    });
   });
   test("requests with tools go to the cloud unless edge_tools", () => {
-    assert.deepEqual(decidePolicy(input({ intent: "summarize", hasTools: true, score: 0.1 }), BRIEF), { target: "cloud", reason: "tools_to_cloud", layer: "rules" });
+    assert.deepEqual(decidePolicy(input({ intent: "summarize", hasTools: true, score: 0.1 }), BRIEF), {
+      target: "cloud",
+      reason: "tools_to_cloud",
+      layer: "rules",
+    });
     const edgeTools = configFrom(`${BRIEF_YAML}  edge_tools: true\n`);
     assert.equal(decidePolicy(input({ intent: "summarize", hasTools: true, score: 0.1 }), edgeTools).target, "edge");
   });
   test("no edge agent → cloud, saying why", () => {
-    assert.deepEqual(decidePolicy(input({ intent: "summarize", score: 0.1, edgeAvailable: false }), BRIEF), { target: "cloud", reason: "edge_unavailable;rule:1", layer: "rules" });
+    assert.deepEqual(decidePolicy(input({ intent: "summarize", score: 0.1, edgeAvailable: false }), BRIEF), {
+      target: "cloud",
+      reason: "edge_unavailable;rule:1",
+      layer: "rules",
+    });
     assert.equal(decidePolicy(input({ intent: "qa", score: 0.1, edgeAvailable: false }), BRIEF).reason, "edge_unavailable;heuristic:complexity=0.1<0.7");
   });
   test("a client's explicit edge is a data boundary: it stays edge for the caller to refuse", () => {
@@ -136,15 +156,31 @@ route:
   heuristic: { edge_models: [qwen2.5-3b], complexity_threshold: 0.6 }
 `);
   test("only allowlisted models go to the edge", () => {
-    assert.deepEqual(decidePolicy(input({ model: "qwen2.5-3b", score: 0.3 }), allow), { target: "edge", reason: "heuristic:complexity=0.3<0.6", layer: "heuristic" });
-    assert.deepEqual(decidePolicy(input({ model: "gpt-4o", score: 0.3 }), allow), { target: "cloud", reason: "default:cloud;model_not_in_edge_models", layer: "default" });
+    assert.deepEqual(decidePolicy(input({ model: "qwen2.5-3b", score: 0.3 }), allow), {
+      target: "edge",
+      reason: "heuristic:complexity=0.3<0.6",
+      layer: "heuristic",
+    });
+    assert.deepEqual(decidePolicy(input({ model: "gpt-4o", score: 0.3 }), allow), {
+      target: "cloud",
+      reason: "default:cloud;model_not_in_edge_models",
+      layer: "default",
+    });
   });
   test("sticky: a cloud conversation stays in the cloud under the threshold", () => {
-    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.2, stickyTarget: "cloud" }), BRIEF), { target: "cloud", reason: "sticky:cloud", layer: "heuristic" });
+    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.2, stickyTarget: "cloud" }), BRIEF), {
+      target: "cloud",
+      reason: "sticky:cloud",
+      layer: "heuristic",
+    });
   });
   test("sticky: an edge conversation stays on the edge until the complexity jumps over the threshold", () => {
     assert.equal(decidePolicy(input({ intent: "qa", score: 0.5, stickyTarget: "edge" }), BRIEF).reason, "sticky:edge");
-    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.75, stickyTarget: "edge" }), BRIEF), { target: "cloud", reason: "heuristic:complexity=0.75>=0.7", layer: "heuristic" });
+    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.75, stickyTarget: "edge" }), BRIEF), {
+      target: "cloud",
+      reason: "heuristic:complexity=0.75>=0.7",
+      layer: "heuristic",
+    });
   });
   test("sticky never overrides a rule", () => {
     assert.equal(decidePolicy(input({ intent: "math", score: 0.1, stickyTarget: "edge" }), BRIEF).reason, "rule:2");
@@ -184,11 +220,18 @@ route:
   test("the highest matching step applies", () => {
     assert.equal(effectiveThreshold(input({ budget: { cloudSpentFraction: 0.95 }, cloudLatencyP50Ms: 3000 }), dyn).threshold, 0.95);
     assert.equal(effectiveThreshold(input({ budget: { cloudSpentFraction: 0.7 }, cloudLatencyP50Ms: 3000 }), dyn).threshold, 0.85);
-    assert.deepEqual(effectiveThreshold(input({ budget: { cloudSpentFraction: 0.1 }, cloudLatencyP50Ms: 2500 }), dyn), { threshold: 0.8, source: "latency_p50>2000ms" });
+    assert.deepEqual(effectiveThreshold(input({ budget: { cloudSpentFraction: 0.1 }, cloudLatencyP50Ms: 2500 }), dyn), {
+      threshold: 0.8,
+      source: "latency_p50>2000ms",
+    });
   });
   test("slow cloud raises the threshold; a score over it still goes to the cloud", () => {
     assert.equal(decidePolicy(input({ score: 0.75, cloudLatencyP50Ms: 2500 }), dyn).reason, "dynamic:latency_p50>2000ms;complexity=0.75<0.8");
-    assert.deepEqual(decidePolicy(input({ score: 0.82, cloudLatencyP50Ms: 2500 }), dyn), { target: "cloud", reason: "dynamic:latency_p50>2000ms;complexity=0.82>=0.8", layer: "dynamic" });
+    assert.deepEqual(decidePolicy(input({ score: 0.82, cloudLatencyP50Ms: 2500 }), dyn), {
+      target: "cloud",
+      reason: "dynamic:latency_p50>2000ms;complexity=0.82>=0.8",
+      layer: "dynamic",
+    });
   });
   test("steps are strict: exactly at spent_above does not match", () => {
     assert.equal(effectiveThreshold(input({ budget: { cloudSpentFraction: 0.6 } }), dyn).threshold, 0.7);

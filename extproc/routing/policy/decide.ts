@@ -86,8 +86,7 @@ function builtIn(input: PolicyInput, config: PolicyConfig): PolicyDecision {
   if (input.clientRoute !== "auto" && config.allowClientRoute) {
     return { target: input.clientRoute, reason: `client_hint:${input.clientRoute}`, layer: "client" };
   }
-  const decided: PolicyDecision =
-    (input.hasTools && !config.edgeTools ? { target: "cloud", reason: "tools_to_cloud", layer: "rules" } : undefined) ??
+  const decided: PolicyDecision = (input.hasTools && !config.edgeTools ? { target: "cloud", reason: "tools_to_cloud", layer: "rules" } : undefined) ??
     matchRules(input, config) ??
     heuristic(input, config) ?? {
       target: config.defaultTarget,

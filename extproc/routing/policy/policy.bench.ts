@@ -10,7 +10,8 @@ import { policyConfigFrom } from "./config.ts";
 import { decidePolicy } from "./decide.ts";
 import type { PolicyInput } from "./types.ts";
 
-const PROMPT = "Please explain why the following function is slow and suggest a faster approach: it loops over every pair of items in a list of 10000 orders to find duplicates, then sorts them by date for the report. 这个怎么优化？";
+const PROMPT =
+  "Please explain why the following function is slow and suggest a faster approach: it loops over every pair of items in a list of 10000 orders to find duplicates, then sorts them by date for the report. 这个怎么优化？";
 const PROMPT200 = PROMPT.padEnd(200, " ").slice(0, 200);
 const messages: Message[] = [
   { role: "system", content: "You are a helpful assistant." },
@@ -56,5 +57,13 @@ function measure(label: string, fn: () => unknown, ms = 1500): void {
 console.log(`prompt: ${PROMPT200.length} chars; node ${process.version}`);
 measure("estimateComplexity + decidePolicy", once);
 measure("estimateComplexity", () => estimateComplexity(messages));
-const fixed: PolicyInput = { intent: "qa", intentConfidence: 0.8, complexity: { score: 0.4, level: "medium" }, hasTools: false, clientRoute: "auto", model: "m", edgeAvailable: true };
+const fixed: PolicyInput = {
+  intent: "qa",
+  intentConfidence: 0.8,
+  complexity: { score: 0.4, level: "medium" },
+  hasTools: false,
+  clientRoute: "auto",
+  model: "m",
+  edgeAvailable: true,
+};
 measure("decidePolicy", () => decidePolicy(fixed, config));

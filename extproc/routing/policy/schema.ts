@@ -51,7 +51,11 @@ export const routePolicyShape = {
     .prefault({})
     .superRefine((dynamic, ctx) => {
       if (dynamic.budget_steps.length > 0 && dynamic.monthly_cloud_budget_usd === undefined) {
-        ctx.addIssue({ code: "custom", path: ["monthly_cloud_budget_usd"], message: "budget_steps need monthly_cloud_budget_usd: the share spent is measured against it" });
+        ctx.addIssue({
+          code: "custom",
+          path: ["monthly_cloud_budget_usd"],
+          message: "budget_steps need monthly_cloud_budget_usd: the share spent is measured against it",
+        });
       }
     }),
   plugins: z

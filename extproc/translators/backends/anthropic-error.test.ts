@@ -15,7 +15,14 @@ function facts(err: GatewayError): Record<string, unknown> {
 
 void test("529 overloaded_error → 503 upstream_error, code and message kept, retry-after kept", () => {
   const err = anthropicBackend.error(529, { "retry-after": "3", "content-type": "application/json" }, body("overloaded_error", "Overloaded"));
-  assert.deepEqual(facts(err), { status: 503, type: "upstream_error", message: "Overloaded", code: "overloaded_error", param: null, headers: { "retry-after": "3" } });
+  assert.deepEqual(facts(err), {
+    status: 503,
+    type: "upstream_error",
+    message: "Overloaded",
+    code: "overloaded_error",
+    param: null,
+    headers: { "retry-after": "3" },
+  });
 });
 
 void test("other statuses are kept; the OpenAI type follows the status, the code is Anthropic's type", () => {
@@ -31,13 +38,13 @@ void test("other statuses are kept; the OpenAI type follows the status, the code
   ];
   for (const [status, anthropicType, openaiType] of cases) {
     const err = anthropicBackend.error(status, {}, body(anthropicType, `message for ${status}`));
-    assert.deepEqual(
-      [err.status, err.type, err.code, err.message],
-      [status, openaiType, anthropicType, `message for ${status}`],
-      anthropicType,
-    );
+    assert.deepEqual([err.status, err.type, err.code, err.message], [status, openaiType, anthropicType, `message for ${status}`], anthropicType);
   }
-  const limited = anthropicBackend.error(429, { "retry-after": "20" }, body("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"));
+  const limited = anthropicBackend.error(
+    429,
+    { "retry-after": "20" },
+    body("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+  );
   assert.deepEqual(limited.headers, { "retry-after": "20" });
 });
 
@@ -51,7 +58,12 @@ void test("a body that is not Anthropic-shaped is read by the generic reader, st
 void test("in-band error events: the status follows Anthropic's error type; unreadable ones are 502", () => {
   const event = (type: string): unknown => ({ type: "error", error: { type, message: `m:${type}` } });
   assert.deepEqual(facts(anthropicStreamError(event("overloaded_error"))), {
-    status: 503, type: "upstream_error", message: "m:overloaded_error", code: "overloaded_error", param: null, headers: {},
+    status: 503,
+    type: "upstream_error",
+    message: "m:overloaded_error",
+    code: "overloaded_error",
+    param: null,
+    headers: {},
   });
   assert.deepEqual([anthropicStreamError(event("api_error")).status, anthropicStreamError(event("api_error")).type], [500, "upstream_error"]);
   assert.deepEqual([anthropicStreamError(event("rate_limit_error")).status, anthropicStreamError(event("rate_limit_error")).type], [429, "rate_limit_error"]);

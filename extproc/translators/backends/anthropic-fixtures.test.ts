@@ -93,20 +93,43 @@ const STREAMS: Record<string, Facts[] | "fails"> = {
   // message_start says 43 input tokens, message_delta 61: the later count wins.
   "anthropic-message-delta-input-tokens": [["stop", [61, 2, 0], []]],
   "anthropic-programmatic-tool-calling.1": [
-    ["tool_calls", [3369, 725, 0], ["rollDie"]], roll, roll, roll, roll, roll, roll, roll, roll, roll, roll, roll, roll, roll,
+    ["tool_calls", [3369, 725, 0], ["rollDie"]],
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
+    roll,
     ["stop", [4551, 197, 0], []],
   ],
   "anthropic-refusal": [["content_filter", [18, 5, 0], []]],
   "anthropic-text": [["stop", [12, 30, 0], []]],
   "anthropic-tool-no-args": [["tool_calls", [565, 48, 0], ["updateIssueList"]]],
-  "anthropic-tool-search-bm25.1": [["tool_calls", [1630, 158, 0], ["get_weather"]], ["stop", [1040, 41, 0], []]],
+  "anthropic-tool-search-bm25.1": [
+    ["tool_calls", [1630, 158, 0], ["get_weather"]],
+    ["stop", [1040, 41, 0], []],
+  ],
   "anthropic-tool-search-deferred-bm25": [
-    ["tool_calls", [879, 177, 0], ["readNoteTree"]], ["tool_calls", [1398, 213, 0], ["executeEditorOperation"]], ["stop", [1639, 95, 0], []],
+    ["tool_calls", [879, 177, 0], ["readNoteTree"]],
+    ["tool_calls", [1398, 213, 0], ["executeEditorOperation"]],
+    ["stop", [1639, 95, 0], []],
   ],
   "anthropic-tool-search-deferred-regex": [
-    ["tool_calls", [904, 175, 0], ["readNoteTree"]], ["tool_calls", [1519, 211, 0], ["executeEditorOperation"]], ["stop", [1758, 118, 0], []],
+    ["tool_calls", [904, 175, 0], ["readNoteTree"]],
+    ["tool_calls", [1519, 211, 0], ["executeEditorOperation"]],
+    ["stop", [1758, 118, 0], []],
   ],
-  "anthropic-tool-search-regex.1": [["tool_calls", [1681, 163, 0], ["get_temp_data"]], ["stop", [1071, 67, 0], []]],
+  "anthropic-tool-search-regex.1": [
+    ["tool_calls", [1681, 163, 0], ["get_temp_data"]],
+    ["stop", [1071, 67, 0], []],
+  ],
   "anthropic-web-fetch-tool-20260209.1": [["stop", [7172, 144, 0], []]],
   "anthropic-web-fetch-tool.1": [["stop", [4230, 446, 0], []]],
   "duplicate-message-start": [["stop", [17, 227, 0], []]],
@@ -148,7 +171,8 @@ function readStream(events: readonly Json[]): Recorded {
     const delta = obj(e.delta);
     const index = Number(e.index);
     if (e.type === "content_block_start" && block.type === "text" && typeof block.text === "string") out.text += block.text;
-    if (e.type === "content_block_start" && block.type === "tool_use") toolAt.set(index, { id: String(block.id), name: String(block.name), args: "", input: block.input });
+    if (e.type === "content_block_start" && block.type === "tool_use")
+      toolAt.set(index, { id: String(block.id), name: String(block.name), args: "", input: block.input });
     if (delta.type === "text_delta") out.text += String(delta.text);
     if (delta.type === "thinking_delta") out.reasoning += String(delta.thinking);
     const tool = toolAt.get(index);
@@ -199,15 +223,27 @@ function assemble(chunks: readonly ChatChunk[]): { text: string; reasoning: stri
 }
 
 function assertToolsMatch(actual: Recorded["tools"], expected: Recorded["tools"], names: string[], label: string): void {
-  assert.deepEqual(actual.map((t) => t.name), names, `${label}: tool names`);
-  assert.deepEqual(actual.map((t) => t.id), expected.map((t) => t.id), `${label}: tool ids`);
+  assert.deepEqual(
+    actual.map((t) => t.name),
+    names,
+    `${label}: tool names`,
+  );
+  assert.deepEqual(
+    actual.map((t) => t.id),
+    expected.map((t) => t.id),
+    `${label}: tool ids`,
+  );
   actual.forEach((t, i) => assert.deepEqual(JSON.parse(t.args), JSON.parse(expected[i]?.args ?? ""), `${label}: arguments of call ${i}`));
 }
 
 const files = readdirSync(`${FIXTURES_DIR}${DIR}`);
 
 void test("the tables cover every recorded body and stream", () => {
-  const names = (suffix: string): string[] => files.filter((f) => f.endsWith(suffix)).map((f) => f.slice(0, -suffix.length)).sort();
+  const names = (suffix: string): string[] =>
+    files
+      .filter((f) => f.endsWith(suffix))
+      .map((f) => f.slice(0, -suffix.length))
+      .sort();
   assert.deepEqual(names(".json"), Object.keys(BODIES).sort());
   assert.deepEqual(names(".chunks.txt"), Object.keys(STREAMS).sort());
 });
@@ -224,7 +260,12 @@ for (const [name, [finish, usage, toolNames]] of Object.entries(BODIES)) {
     assert.equal(res.choices[0]?.finishReason, finish);
     assert.equal(message?.content, recorded.text === "" ? null : recorded.text);
     assert.equal(message?.reasoning ?? "", recorded.reasoning);
-    assertToolsMatch((message?.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: c.arguments })), recorded.tools, toolNames, name);
+    assertToolsMatch(
+      (message?.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: c.arguments })),
+      recorded.tools,
+      toolNames,
+      name,
+    );
     assert.deepEqual(res.usage, usageOf(usage));
     if (finish === "content_filter") assert.ok((message?.refusal ?? "").length > 0, "a refusal says why");
   });
@@ -236,7 +277,10 @@ for (const [name, expected] of Object.entries(STREAMS)) {
     const streams = streamsOf(fixture);
     if (expected === "fails") {
       const bytes = Buffer.from(anthropicSseEvents(streams.flat()).join(""));
-      assert.throws(() => decodeStream([bytes]), (err: unknown) => err instanceof GatewayError && err.status === 502);
+      assert.throws(
+        () => decodeStream([bytes]),
+        (err: unknown) => err instanceof GatewayError && err.status === 502,
+      );
       return;
     }
     assert.equal(streams.length, expected.length, "streams in the file");

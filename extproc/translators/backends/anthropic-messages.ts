@@ -130,7 +130,11 @@ function imageType(mediaType: string, path: string): string {
  */
 function fileBlock(part: FilePart, path: string): AnthropicUserBlock {
   if (part.fileId !== undefined) {
-    throw invalidRequest(`'${path}.file_id': the Anthropic backend cannot read uploaded files; send the file inline as 'file_data'.`, `${path}.file_id`, "unsupported_content");
+    throw invalidRequest(
+      `'${path}.file_id': the Anthropic backend cannot read uploaded files; send the file inline as 'file_data'.`,
+      `${path}.file_id`,
+      "unsupported_content",
+    );
   }
   if (part.data === undefined) throw invalidRequest(`'${path}' needs 'file_data'.`, path);
   const dataPath = `${path}.file_data`;

@@ -26,14 +26,17 @@ function toAnthropic(openai: Record<string, unknown>): Record<string, unknown> {
 
 /** Asserts the request is refused with a 400 naming `param`. */
 function refuses(openai: Record<string, unknown>, param: string, message?: RegExp): void {
-  assert.throws(() => toAnthropic(openai), (err: unknown) => {
-    assert.ok(err instanceof GatewayError, String(err));
-    assert.equal(err.status, 400);
-    assert.equal(err.type, "invalid_request_error");
-    assert.equal(err.param, param);
-    if (message) assert.match(err.message, message);
-    return true;
-  });
+  assert.throws(
+    () => toAnthropic(openai),
+    (err: unknown) => {
+      assert.ok(err instanceof GatewayError, String(err));
+      assert.equal(err.status, 400);
+      assert.equal(err.type, "invalid_request_error");
+      assert.equal(err.param, param);
+      if (message) assert.match(err.message, message);
+      return true;
+    },
+  );
 }
 
 void test("path, headers and the minimal body: upstream model, default max_tokens, nothing else", () => {
@@ -44,7 +47,9 @@ void test("path, headers and the minimal body: upstream model, default max_token
   assert.deepEqual(upstream.headers, { "content-type": "application/json", "anthropic-version": "2023-06-01" });
   assert.equal(ANTHROPIC_DEFAULT_MAX_TOKENS, 4096);
   assert.deepEqual(JSON.parse(upstream.body?.toString("utf8") ?? ""), {
-    model: "claude-haiku-4-5", max_tokens: 4096, messages: [{ role: "user", content: "Hi" }],
+    model: "claude-haiku-4-5",
+    max_tokens: 4096,
+    messages: [{ role: "user", content: "Hi" }],
   });
   assert.equal(toAnthropic({ messages: HI, max_tokens: 100 }).max_tokens, 100);
   assert.equal(toAnthropic({ messages: HI, max_completion_tokens: 200 }).max_tokens, 200);
@@ -56,35 +61,51 @@ void test("system and developer messages become the top-level system, wherever t
     messages: [
       { role: "system", content: "Be brief." },
       { role: "user", content: "Hi" },
-      { role: "developer", content: [{ type: "text", text: "Use French." }, { type: "text", text: "" }] },
+      {
+        role: "developer",
+        content: [
+          { type: "text", text: "Use French." },
+          { type: "text", text: "" },
+        ],
+      },
       { role: "assistant", content: "Salut" },
       { role: "system", content: "" },
     ],
   });
-  assert.deepEqual(body.system, [{ type: "text", text: "Be brief." }, { type: "text", text: "Use French." }]);
-  assert.deepEqual(body.messages, [{ role: "user", content: "Hi" }, { role: "assistant", content: "Salut" }]);
+  assert.deepEqual(body.system, [
+    { type: "text", text: "Be brief." },
+    { type: "text", text: "Use French." },
+  ]);
+  assert.deepEqual(body.messages, [
+    { role: "user", content: "Hi" },
+    { role: "assistant", content: "Salut" },
+  ]);
   assert.deepEqual(toAnthropic({ messages: [{ role: "system", content: "Only a system prompt." }] }).messages, [], "Anthropic's own 400 says it");
 });
 
 void test("user images: URL and base64 sources; unsupported image types name the part", () => {
   const body = toAnthropic({
-    messages: [{
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Compare" },
+          { type: "image_url", image_url: { url: "https://example.com/a.jpg", detail: "high" } },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(body.messages, [
+    {
       role: "user",
       content: [
         { type: "text", text: "Compare" },
-        { type: "image_url", image_url: { url: "https://example.com/a.jpg", detail: "high" } },
-        { type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } },
+        { type: "image", source: { type: "url", url: "https://example.com/a.jpg" } },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
       ],
-    }],
-  });
-  assert.deepEqual(body.messages, [{
-    role: "user",
-    content: [
-      { type: "text", text: "Compare" },
-      { type: "image", source: { type: "url", url: "https://example.com/a.jpg" } },
-      { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
-    ],
-  }]);
+    },
+  ]);
   const bmp = { type: "image_url", image_url: { url: "data:image/bmp;base64,Qk0=" } };
   refuses({ messages: [{ role: "user", content: [{ type: "text", text: "x" }, bmp] }] }, "messages[0].content[1].image_url", /JPEG, PNG, GIF and WebP/);
 });
@@ -92,15 +113,17 @@ void test("user images: URL and base64 sources; unsupported image types name the
 void test("files: PDF and text become document blocks, images image blocks; audio and file ids are 400s", () => {
   const text = Buffer.from("Quarterly numbers: up.").toString("base64");
   const body = toAnthropic({
-    messages: [{
-      role: "user",
-      content: [
-        { type: "file", file: { filename: "report.pdf", file_data: `data:application/pdf;base64,${PDF}` } },
-        { type: "file", file: { file_data: `data:text/plain;base64,${text}` } },
-        { type: "file", file: { file_data: PDF } },
-        { type: "file", file: { file_data: `data:image/png;base64,${PNG}` } },
-      ],
-    }],
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "file", file: { filename: "report.pdf", file_data: `data:application/pdf;base64,${PDF}` } },
+          { type: "file", file: { file_data: `data:text/plain;base64,${text}` } },
+          { type: "file", file: { file_data: PDF } },
+          { type: "file", file: { file_data: `data:image/png;base64,${PNG}` } },
+        ],
+      },
+    ],
   });
   assert.deepEqual((body.messages as Array<{ content: unknown }>)[0]?.content, [
     { type: "document", source: { type: "base64", media_type: "application/pdf", data: PDF }, title: "report.pdf" },
@@ -125,7 +148,10 @@ void test("assistant tool calls become tool_use blocks with parsed input; bad ar
       { role: "tool", tool_call_id: "toolu_1", content: "18°C" },
       { role: "tool", tool_call_id: "toolu_2", content: [{ type: "text", text: "12:00" }] },
     ],
-    tools: [{ type: "function", function: { name: "weather" } }, { type: "function", function: { name: "now" } }],
+    tools: [
+      { type: "function", function: { name: "weather" } },
+      { type: "function", function: { name: "now" } },
+    ],
   });
   assert.deepEqual((body.messages as unknown[])[1], {
     role: "assistant",
@@ -143,10 +169,14 @@ void test("consecutive tool results share one user turn, results first, with a f
   const body = toAnthropic({
     messages: [
       { role: "user", content: "Go" },
-      { role: "assistant", content: "Calling both.", tool_calls: [
-        { id: "a", type: "function", function: { name: "f", arguments: "{}" } },
-        { id: "b", type: "function", function: { name: "f", arguments: "{}" } },
-      ] },
+      {
+        role: "assistant",
+        content: "Calling both.",
+        tool_calls: [
+          { id: "a", type: "function", function: { name: "f", arguments: "{}" } },
+          { id: "b", type: "function", function: { name: "f", arguments: "{}" } },
+        ],
+      },
       { role: "tool", tool_call_id: "a", content: "one" },
       { role: "tool", tool_call_id: "b", content: "" },
       { role: "user", content: "Summarize." },
@@ -155,16 +185,22 @@ void test("consecutive tool results share one user turn, results first, with a f
   });
   assert.deepEqual(body.messages, [
     { role: "user", content: "Go" },
-    { role: "assistant", content: [
-      { type: "text", text: "Calling both." },
-      { type: "tool_use", id: "a", name: "f", input: {} },
-      { type: "tool_use", id: "b", name: "f", input: {} },
-    ] },
-    { role: "user", content: [
-      { type: "tool_result", tool_use_id: "a", content: "one" },
-      { type: "tool_result", tool_use_id: "b" },
-      { type: "text", text: "Summarize." },
-    ] },
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: "Calling both." },
+        { type: "tool_use", id: "a", name: "f", input: {} },
+        { type: "tool_use", id: "b", name: "f", input: {} },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "a", content: "one" },
+        { type: "tool_result", tool_use_id: "b" },
+        { type: "text", text: "Summarize." },
+      ],
+    },
   ]);
 });
 
@@ -180,8 +216,21 @@ void test("same-role messages merge so roles alternate; turns left empty are dro
     ],
   });
   assert.deepEqual(body.messages, [
-    { role: "user", content: [{ type: "text", text: "First." }, { type: "text", text: "Second." }, { type: "text", text: "Third." }] },
-    { role: "assistant", content: [{ type: "text", text: "A." }, { type: "text", text: "I can't help with that." }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "First." },
+        { type: "text", text: "Second." },
+        { type: "text", text: "Third." },
+      ],
+    },
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: "A." },
+        { type: "text", text: "I can't help with that." },
+      ],
+    },
   ]);
 });
 
@@ -200,10 +249,27 @@ void test("sampling: temperature clamped to Anthropic's 0–1, top_p and stop se
 
 void test("user → metadata.user_id; stream; fields Anthropic has no place for are not sent", () => {
   const body = toAnthropic({
-    messages: HI, user: "user-42", stream: true, stream_options: { include_usage: true }, metadata: { team: "a" }, seed: 7,
-    presence_penalty: 0.5, frequency_penalty: 0.5, logit_bias: { "50256": -100 }, reasoning_effort: "low", service_tier: "auto", n: 1, logprobs: false,
+    messages: HI,
+    user: "user-42",
+    stream: true,
+    stream_options: { include_usage: true },
+    metadata: { team: "a" },
+    seed: 7,
+    presence_penalty: 0.5,
+    frequency_penalty: 0.5,
+    logit_bias: { "50256": -100 },
+    reasoning_effort: "low",
+    service_tier: "auto",
+    n: 1,
+    logprobs: false,
   });
-  assert.deepEqual(body, { model: "claude-haiku-4-5", max_tokens: 4096, messages: [{ role: "user", content: "Hi" }], stream: true, metadata: { user_id: "user-42" } });
+  assert.deepEqual(body, {
+    model: "claude-haiku-4-5",
+    max_tokens: 4096,
+    messages: [{ role: "user", content: "Hi" }],
+    stream: true,
+    metadata: { user_id: "user-42" },
+  });
   assert.equal(toAnthropic({ messages: HI, stream: false }).stream, undefined);
 });
 
@@ -241,7 +307,9 @@ void test("tool_choice: auto, required → any, none, named → tool; parallel_t
   assert.deepEqual(choice({ parallel_tool_calls: false }), { type: "auto", disable_parallel_tool_use: true });
   assert.deepEqual(choice({ parallel_tool_calls: false, tool_choice: "required" }), { type: "any", disable_parallel_tool_use: true });
   assert.deepEqual(choice({ parallel_tool_calls: false, tool_choice: { type: "function", function: { name: "weather" } } }), {
-    type: "tool", name: "weather", disable_parallel_tool_use: true,
+    type: "tool",
+    name: "weather",
+    disable_parallel_tool_use: true,
   });
   assert.deepEqual(choice({ parallel_tool_calls: false, tool_choice: "none" }), { type: "none" });
   assert.equal(choice({ parallel_tool_calls: true }), undefined);
@@ -259,7 +327,10 @@ void test("tool history without tools: a placeholder tool with tool_choice none 
     ],
   });
   assert.deepEqual(body.tool_choice, { type: "none" });
-  assert.deepEqual((body.tools as Array<{ name: string }>).map((t) => t.name), ["gearbox_no_tools"]);
+  assert.deepEqual(
+    (body.tools as Array<{ name: string }>).map((t) => t.name),
+    ["gearbox_no_tools"],
+  );
 });
 
 void test("response_format: a forced JSON tool without tools of the client's; a system instruction with them", () => {
@@ -270,18 +341,27 @@ void test("response_format: a forced JSON tool without tools of the client's; a 
 
   const schema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
   const schemaMode = toAnthropic({
-    messages: HI, response_format: { type: "json_schema", json_schema: { name: "person", schema, description: "A person.", strict: true } },
+    messages: HI,
+    response_format: { type: "json_schema", json_schema: { name: "person", schema, description: "A person.", strict: true } },
   });
-  assert.deepEqual(schemaMode.tools, [{
-    name: JSON_RESPONSE_TOOL, description: "Give your final answer by calling this tool: its input is the answer, as JSON. A person.", input_schema: schema,
-  }]);
+  assert.deepEqual(schemaMode.tools, [
+    {
+      name: JSON_RESPONSE_TOOL,
+      description: "Give your final answer by calling this tool: its input is the answer, as JSON. A person.",
+      input_schema: schema,
+    },
+  ]);
   assert.deepEqual(schemaMode.tool_choice, { type: "tool", name: JSON_RESPONSE_TOOL });
 
   const withTools = toAnthropic({
-    messages: [{ role: "system", content: "Be brief." }, ...HI], tools: [{ type: "function", function: { name: "weather" } }],
+    messages: [{ role: "system", content: "Be brief." }, ...HI],
+    tools: [{ type: "function", function: { name: "weather" } }],
     response_format: { type: "json_schema", json_schema: { name: "person", schema } },
   });
-  assert.deepEqual((withTools.tools as Array<{ name: string }>).map((t) => t.name), ["weather"]);
+  assert.deepEqual(
+    (withTools.tools as Array<{ name: string }>).map((t) => t.name),
+    ["weather"],
+  );
   assert.equal(withTools.tool_choice, undefined);
   const system = withTools.system as Array<{ text: string }>;
   assert.equal(system[0]?.text, "Be brief.");
@@ -290,7 +370,9 @@ void test("response_format: a forced JSON tool without tools of the client's; a 
   const arrayRoot = toAnthropic({ messages: HI, response_format: { type: "json_schema", json_schema: { name: "list", schema: { type: "array" } } } });
   assert.equal(arrayRoot.tools, undefined);
   assert.match(String(arrayRoot.system), /JSON Schema named 'list'/);
-  assert.equal(toAnthropic({ messages: HI, tools: [{ type: "function", function: { name: "f" } }], response_format: { type: "json_object" } }).system,
-    "Answer with a single JSON object and nothing else: no prose, no code fences.");
+  assert.equal(
+    toAnthropic({ messages: HI, tools: [{ type: "function", function: { name: "f" } }], response_format: { type: "json_object" } }).system,
+    "Answer with a single JSON object and nothing else: no prose, no code fences.",
+  );
   assert.deepEqual(toAnthropic({ messages: HI, response_format: { type: "text" } }), toAnthropic({ messages: HI }));
 });

@@ -53,7 +53,8 @@ interface JsonMode {
 /** Builds the body; throws a 400 `GatewayError` naming the field Anthropic cannot take. */
 export function toAnthropicRequest(req: ChatRequest, ctx: BackendContext): AnthropicRequestBody {
   if (req.n !== undefined && req.n > 1) throw invalidRequest("Anthropic returns a single choice: 'n' must be 1.", "n", "unsupported_parameter");
-  if (req.logprobs === true) throw invalidRequest("Anthropic does not return log probabilities: 'logprobs' must be false.", "logprobs", "unsupported_parameter");
+  if (req.logprobs === true)
+    throw invalidRequest("Anthropic does not return log probabilities: 'logprobs' must be false.", "logprobs", "unsupported_parameter");
   const ownTools = (req.tools ?? []).map(toAnthropicTool);
   const json = jsonMode(req.responseFormat, ownTools.length > 0);
   const prompt = toAnthropicPrompt(req.messages, json.instruction);

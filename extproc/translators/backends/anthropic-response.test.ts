@@ -19,7 +19,16 @@ function decode(body: unknown): ChatResponse {
 }
 
 function message(content: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: "msg_1", type: "message", role: "assistant", model: "claude-x", content, stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 4 }, ...extra };
+  return {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "claude-x",
+    content,
+    stop_reason: "end_turn",
+    usage: { input_tokens: 3, output_tokens: 4 },
+    ...extra,
+  };
 }
 
 void test("a recorded text message: id, model, content, finish reason, usage", () => {
@@ -27,19 +36,29 @@ void test("a recorded text message: id, model, content, finish reason, usage", (
   assert.equal(res.id, "msg_01VdEjxAP5ahtHKrrRdNBteQ");
   assert.equal(res.model, "claude-sonnet-4-5-20250929");
   assert.ok(Math.abs(res.created - Date.now() / 1000) < 5, "created: when Gearbox read it");
-  assert.deepEqual(res.choices, [{
-    index: 0,
-    message: { role: "assistant", content: "Hello! I'm doing well, thanks for asking. How are you doing today? Is there anything I can help you with?" },
-    finishReason: "stop",
-  }]);
+  assert.deepEqual(res.choices, [
+    {
+      index: 0,
+      message: { role: "assistant", content: "Hello! I'm doing well, thanks for asking. How are you doing today? Is there anything I can help you with?" },
+      finishReason: "stop",
+    },
+  ]);
   assert.deepEqual(res.usage, { inputTokens: 12, outputTokens: 29, totalTokens: 41, cachedInputTokens: 0 });
   assert.deepEqual(res.extra, {});
 });
 
 void test("usage: cache reads and writes count as input; thinking tokens as reasoning", () => {
-  const res = decode(message([{ type: "text", text: "x" }], {
-    usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 7, output_tokens_details: { thinking_tokens: 5 } },
-  }));
+  const res = decode(
+    message([{ type: "text", text: "x" }], {
+      usage: {
+        input_tokens: 10,
+        cache_read_input_tokens: 100,
+        cache_creation_input_tokens: 50,
+        output_tokens: 7,
+        output_tokens_details: { thinking_tokens: 5 },
+      },
+    }),
+  );
   assert.deepEqual(res.usage, { inputTokens: 160, outputTokens: 7, totalTokens: 167, cachedInputTokens: 100, reasoningTokens: 5 });
   const opus = decode(readFixtureBytes("vercel-ai/anthropic/anthropic-claude-opus-5-reasoning-high.1", "json"));
   assert.equal(opus.usage?.reasoningTokens, 139);
@@ -47,15 +66,20 @@ void test("usage: cache reads and writes count as input; thinking tokens as reas
 });
 
 void test("text, thinking and tool_use blocks: content joined, reasoning, tool calls with JSON arguments", () => {
-  const res = decode(message([
-    { type: "thinking", thinking: "Think A. ", signature: "sig" },
-    { type: "redacted_thinking", data: "opaque" },
-    { type: "text", text: "Checking " },
-    { type: "tool_use", id: "toolu_1", name: "weather", input: { city: "Paris", units: ["C"] } },
-    { type: "thinking", thinking: "Think B.", signature: "sig" },
-    { type: "text", text: "both." },
-    { type: "tool_use", id: "toolu_2", name: "now", input: {} },
-  ], { stop_reason: "tool_use" }));
+  const res = decode(
+    message(
+      [
+        { type: "thinking", thinking: "Think A. ", signature: "sig" },
+        { type: "redacted_thinking", data: "opaque" },
+        { type: "text", text: "Checking " },
+        { type: "tool_use", id: "toolu_1", name: "weather", input: { city: "Paris", units: ["C"] } },
+        { type: "thinking", thinking: "Think B.", signature: "sig" },
+        { type: "text", text: "both." },
+        { type: "tool_use", id: "toolu_2", name: "now", input: {} },
+      ],
+      { stop_reason: "tool_use" },
+    ),
+  );
   assert.deepEqual(res.choices[0], {
     index: 0,
     message: {
@@ -83,9 +107,15 @@ void test("server-side tool blocks are not tool calls: the client has nothing to
 
 void test("stop reasons map to OpenAI finish reasons", () => {
   const table: Array<[string | null, string | null]> = [
-    ["end_turn", "stop"], ["stop_sequence", "stop"], ["pause_turn", "stop"], ["max_tokens", "length"],
-    ["model_context_window_exceeded", "length"], ["tool_use", "tool_calls"], ["refusal", "content_filter"],
-    ["a_reason_added_later", "stop"], [null, null],
+    ["end_turn", "stop"],
+    ["stop_sequence", "stop"],
+    ["pause_turn", "stop"],
+    ["max_tokens", "length"],
+    ["model_context_window_exceeded", "length"],
+    ["tool_use", "tool_calls"],
+    ["refusal", "content_filter"],
+    ["a_reason_added_later", "stop"],
+    [null, null],
   ];
   for (const [stop, finish] of table) {
     assert.equal(decode(message([{ type: "text", text: "x" }], { stop_reason: stop })).choices[0]?.finishReason, finish, String(stop));
@@ -102,9 +132,9 @@ void test("refusal: content_filter, with Anthropic's explanation or a fixed sent
 });
 
 void test("Gearbox's JSON answer tool comes back as the content, finishing as stop", () => {
-  const res = decode(message([
-    { type: "tool_use", id: "toolu_j", name: JSON_RESPONSE_TOOL, input: { name: "Ada", tags: ["math"] } },
-  ], { stop_reason: "tool_use" }));
+  const res = decode(
+    message([{ type: "tool_use", id: "toolu_j", name: JSON_RESPONSE_TOOL, input: { name: "Ada", tags: ["math"] } }], { stop_reason: "tool_use" }),
+  );
   assert.deepEqual(res.choices[0], { index: 0, message: { role: "assistant", content: '{"name":"Ada","tags":["math"]}' }, finishReason: "stop" });
 });
 

@@ -14,13 +14,32 @@ import { JSON_RESPONSE_TOOL } from "./anthropic-wire.ts";
 
 const CTX: BackendContext = { upstreamModel: "claude-upstream", forceStreamUsage: false };
 
-const START = { type: "message_start", message: { id: "msg_s", type: "message", role: "assistant", model: "claude-m", content: [], stop_reason: null, usage: { input_tokens: 9, cache_read_input_tokens: 4, output_tokens: 1 } } };
+const START = {
+  type: "message_start",
+  message: {
+    id: "msg_s",
+    type: "message",
+    role: "assistant",
+    model: "claude-m",
+    content: [],
+    stop_reason: null,
+    usage: { input_tokens: 9, cache_read_input_tokens: 4, output_tokens: 1 },
+  },
+};
 const STOP = { type: "message_stop" };
 const textBlock = (index: number): unknown => ({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
-const toolBlock = (index: number, id: string, name: string, type = "tool_use"): unknown => ({ type: "content_block_start", index, content_block: { type, id, name, input: {} } });
+const toolBlock = (index: number, id: string, name: string, type = "tool_use"): unknown => ({
+  type: "content_block_start",
+  index,
+  content_block: { type, id, name, input: {} },
+});
 const delta = (index: number, d: Record<string, unknown>): unknown => ({ type: "content_block_delta", index, delta: d });
 const blockStop = (index: number): unknown => ({ type: "content_block_stop", index });
-const messageDelta = (stopReason: string, outputTokens: number): unknown => ({ type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } });
+const messageDelta = (stopReason: string, outputTokens: number): unknown => ({
+  type: "message_delta",
+  delta: { stop_reason: stopReason, stop_sequence: null },
+  usage: { output_tokens: outputTokens },
+});
 
 /** Events framed as Anthropic frames them. */
 function sse(events: readonly unknown[]): Buffer {
@@ -59,7 +78,11 @@ const SMALL = sse([
 ]);
 
 const chunk = (delta: ChatChunk["choices"][number]["delta"], finishReason: ChatChunk["choices"][number]["finishReason"] = null): ChatChunk => ({
-  id: "msg_s", created: 0, model: "claude-m", choices: [{ index: 0, delta, finishReason }], extra: {},
+  id: "msg_s",
+  created: 0,
+  model: "claude-m",
+  choices: [{ index: 0, delta, finishReason }],
+  extra: {},
 });
 
 const SMALL_CHUNKS: ChatChunk[] = [
@@ -92,57 +115,75 @@ void test("every split point of the small stream, and byte by byte, gives the sa
 });
 
 void test("server-side tool blocks are skipped, their argument deltas too; the next tool call is index 0", () => {
-  const chunks = decode([sse([
-    START,
-    toolBlock(0, "srvtoolu_1", "web_fetch", "server_tool_use"),
-    delta(0, { type: "input_json_delta", partial_json: '{"url":"https://x"}' }),
-    blockStop(0),
-    { type: "content_block_start", index: 1, content_block: { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_1", content: {} } },
-    blockStop(1),
-    toolBlock(2, "toolu_c", "lookup"),
-    delta(2, { type: "input_json_delta", partial_json: "{}" }),
-    blockStop(2),
-    messageDelta("tool_use", 5),
-    STOP,
-  ])]);
-  assert.deepEqual(chunks.slice(1, 3).map((c) => c.choices[0]?.delta), [
-    { toolCalls: [{ index: 0, id: "toolu_c", name: "lookup", arguments: "" }] },
-    { toolCalls: [{ index: 0, arguments: "{}" }] },
+  const chunks = decode([
+    sse([
+      START,
+      toolBlock(0, "srvtoolu_1", "web_fetch", "server_tool_use"),
+      delta(0, { type: "input_json_delta", partial_json: '{"url":"https://x"}' }),
+      blockStop(0),
+      { type: "content_block_start", index: 1, content_block: { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_1", content: {} } },
+      blockStop(1),
+      toolBlock(2, "toolu_c", "lookup"),
+      delta(2, { type: "input_json_delta", partial_json: "{}" }),
+      blockStop(2),
+      messageDelta("tool_use", 5),
+      STOP,
+    ]),
   ]);
+  assert.deepEqual(
+    chunks.slice(1, 3).map((c) => c.choices[0]?.delta),
+    [{ toolCalls: [{ index: 0, id: "toolu_c", name: "lookup", arguments: "" }] }, { toolCalls: [{ index: 0, arguments: "{}" }] }],
+  );
   assert.equal(chunks.length, 5);
 });
 
 void test("Gearbox's JSON answer tool streams as content and finishes as stop", () => {
-  const chunks = decode([sse([
-    START,
-    toolBlock(0, "toolu_j", JSON_RESPONSE_TOOL),
-    delta(0, { type: "input_json_delta", partial_json: '{"name":' }),
-    delta(0, { type: "input_json_delta", partial_json: '"Ada"}' }),
-    blockStop(0),
-    messageDelta("tool_use", 5),
-    STOP,
-  ])]);
-  assert.deepEqual(chunks.slice(1, 4).map((c) => c.choices[0]), [
-    { index: 0, delta: { content: '{"name":' }, finishReason: null },
-    { index: 0, delta: { content: '"Ada"}' }, finishReason: null },
-    { index: 0, delta: {}, finishReason: "stop" },
+  const chunks = decode([
+    sse([
+      START,
+      toolBlock(0, "toolu_j", JSON_RESPONSE_TOOL),
+      delta(0, { type: "input_json_delta", partial_json: '{"name":' }),
+      delta(0, { type: "input_json_delta", partial_json: '"Ada"}' }),
+      blockStop(0),
+      messageDelta("tool_use", 5),
+      STOP,
+    ]),
   ]);
+  assert.deepEqual(
+    chunks.slice(1, 4).map((c) => c.choices[0]),
+    [
+      { index: 0, delta: { content: '{"name":' }, finishReason: null },
+      { index: 0, delta: { content: '"Ada"}' }, finishReason: null },
+      { index: 0, delta: {}, finishReason: "stop" },
+    ],
+  );
 });
 
 void test("a duplicate message_start of the open message is ignored; blocks inside message_start are emitted whole", () => {
   const text = decode([Buffer.from(anthropicSseEvents(loadChunkLines("vercel-ai/anthropic/duplicate-message-start")).join(""))]);
-  assert.deepEqual(text.map((c) => c.choices[0]?.delta.content ?? null), ["", "Hello, World!", null, null]);
-  const prefilled = decode([sse([
-    { type: "message_start", message: { ...START.message, stop_reason: "tool_use", content: [{ type: "tool_use", id: "toolu_p", name: "roll", input: { n: 2 } }] } },
-    STOP,
-  ])]);
-  assert.deepEqual(prefilled.map((c) => c.choices[0] ?? null), [
-    { index: 0, delta: { role: "assistant", content: "" }, finishReason: null },
-    { index: 0, delta: { toolCalls: [{ index: 0, id: "toolu_p", name: "roll", arguments: "" }] }, finishReason: null },
-    { index: 0, delta: { toolCalls: [{ index: 0, arguments: '{"n":2}' }] }, finishReason: null },
-    { index: 0, delta: {}, finishReason: "tool_calls" },
-    null,
+  assert.deepEqual(
+    text.map((c) => c.choices[0]?.delta.content ?? null),
+    ["", "Hello, World!", null, null],
+  );
+  const prefilled = decode([
+    sse([
+      {
+        type: "message_start",
+        message: { ...START.message, stop_reason: "tool_use", content: [{ type: "tool_use", id: "toolu_p", name: "roll", input: { n: 2 } }] },
+      },
+      STOP,
+    ]),
   ]);
+  assert.deepEqual(
+    prefilled.map((c) => c.choices[0] ?? null),
+    [
+      { index: 0, delta: { role: "assistant", content: "" }, finishReason: null },
+      { index: 0, delta: { toolCalls: [{ index: 0, id: "toolu_p", name: "roll", arguments: "" }] }, finishReason: null },
+      { index: 0, delta: { toolCalls: [{ index: 0, arguments: '{"n":2}' }] }, finishReason: null },
+      { index: 0, delta: {}, finishReason: "tool_calls" },
+      null,
+    ],
+  );
 });
 
 void test("a refusal finishes as content_filter with Anthropic's explanation as the refusal delta", () => {
@@ -160,13 +201,16 @@ void test("a stream that never says why it stopped finishes as stop; trailing wh
 
 /** Asserts decoding throws a GatewayError with this status whose message matches. */
 function fails(slices: readonly Buffer[], status: number, message: RegExp, code?: string): void {
-  assert.throws(() => decode(slices), (err: unknown) => {
-    assert.ok(err instanceof GatewayError, String(err));
-    assert.equal(err.status, status);
-    assert.match(err.message, message);
-    if (code !== undefined) assert.equal(err.code, code);
-    return true;
-  });
+  assert.throws(
+    () => decode(slices),
+    (err: unknown) => {
+      assert.ok(err instanceof GatewayError, String(err));
+      assert.equal(err.status, status);
+      assert.match(err.message, message);
+      if (code !== undefined) assert.equal(err.code, code);
+      return true;
+    },
+  );
 }
 
 void test("malformed streams throw a GatewayError", () => {
@@ -196,6 +240,9 @@ void test("an error event throws the mapped GatewayError, even after content", (
   const decoder = anthropicBackend.stream(CTX);
   const before = decoder.push(sse([START, textBlock(0), delta(0, { type: "text_delta", text: "partial" })]));
   assert.equal(before.length, 2, "content before the error was already handed out");
-  assert.throws(() => decoder.push(sse([overloaded])), (err: unknown) => err instanceof GatewayError && err.status === 503);
+  assert.throws(
+    () => decoder.push(sse([overloaded])),
+    (err: unknown) => err instanceof GatewayError && err.status === 503,
+  );
   fails([sse([{ type: "error", error: { type: "api_error", message: "Internal server error" } }])], 500, /^Internal server error$/, "api_error");
 });

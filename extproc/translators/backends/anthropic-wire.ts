@@ -39,8 +39,7 @@ export interface AnthropicImageBlock {
 
 /** A document's content: a base64 PDF, or plain text. */
 export type AnthropicDocumentSource =
-  | { type: "base64"; media_type: "application/pdf"; data: string }
-  | { type: "text"; media_type: "text/plain"; data: string };
+  { type: "base64"; media_type: "application/pdf"; data: string } | { type: "text"; media_type: "text/plain"; data: string };
 
 /** A document in a user turn (what OpenAI `file` parts become). */
 export interface AnthropicDocumentBlock {
@@ -70,9 +69,7 @@ export type AnthropicUserBlock = AnthropicTextBlock | AnthropicImageBlock | Anth
 export type AnthropicAssistantBlock = AnthropicTextBlock | AnthropicToolUseBlock;
 
 /** One turn of `messages`; roles alternate. */
-export type AnthropicMessage =
-  | { role: "user"; content: string | AnthropicUserBlock[] }
-  | { role: "assistant"; content: string | AnthropicAssistantBlock[] };
+export type AnthropicMessage = { role: "user"; content: string | AnthropicUserBlock[] } | { role: "assistant"; content: string | AnthropicAssistantBlock[] };
 
 /** A client tool definition. */
 export interface AnthropicTool {
@@ -104,17 +101,16 @@ export interface AnthropicRequestBody {
 }
 
 /** The stop reasons Anthropic documents. */
-export type AnthropicStopReason =
-  | "end_turn"
-  | "max_tokens"
-  | "stop_sequence"
-  | "tool_use"
-  | "pause_turn"
-  | "refusal"
-  | "model_context_window_exceeded";
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "pause_turn" | "refusal" | "model_context_window_exceeded";
 
 const STOP_REASONS: ReadonlySet<string> = new Set<AnthropicStopReason>([
-  "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded",
+  "end_turn",
+  "max_tokens",
+  "stop_sequence",
+  "tool_use",
+  "pause_turn",
+  "refusal",
+  "model_context_window_exceeded",
 ]);
 
 /**

@@ -50,8 +50,14 @@ void test("a full request is accepted as sent: path, anthropic-version, credenti
   const emulator = await setup(t);
   emulator.queue({ fixture: "vercel-ai/anthropic/anthropic-json-other-tool.1" });
   const req = openai({
-    messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Weather in SF?" }],
-    temperature: 1.5, stop: ["END"], user: "u-1", parallel_tool_calls: false,
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Weather in SF?" },
+    ],
+    temperature: 1.5,
+    stop: ["END"],
+    user: "u-1",
+    parallel_tool_calls: false,
     tools: [{ type: "function", function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } } } } }],
   });
   const res = await send(emulator, req);
@@ -62,14 +68,21 @@ void test("a full request is accepted as sent: path, anthropic-version, credenti
   assert.equal(recorded?.headers["x-api-key"], API_KEY);
   assert.equal(recorded?.headers["content-type"], "application/json");
   assert.deepEqual(recorded?.json, {
-    model: "claude-haiku-4-5", max_tokens: 4096, system: "Be brief.", messages: [{ role: "user", content: "Weather in SF?" }],
-    temperature: 1, stop_sequences: ["END"], metadata: { user_id: "u-1" },
+    model: "claude-haiku-4-5",
+    max_tokens: 4096,
+    system: "Be brief.",
+    messages: [{ role: "user", content: "Weather in SF?" }],
+    temperature: 1,
+    stop_sequences: ["END"],
+    metadata: { user_id: "u-1" },
     tools: [{ name: "weather", input_schema: { type: "object", properties: { location: { type: "string" } } } }],
     tool_choice: { type: "auto", disable_parallel_tool_use: true },
   });
   const decoded = anthropicBackend.response(Buffer.from(await res.arrayBuffer()), Object.fromEntries(res.headers), CTX);
   assert.ok(decoded.ok);
-  assert.deepEqual(decoded.value.choices[0]?.message.toolCalls, [{ id: "toolu_01PQjhxo3eirCdKNvCJrKc8f", name: "weather", arguments: '{"location":"San Francisco"}' }]);
+  assert.deepEqual(decoded.value.choices[0]?.message.toolCalls, [
+    { id: "toolu_01PQjhxo3eirCdKNvCJrKc8f", name: "weather", arguments: '{"location":"San Francisco"}' },
+  ]);
   assert.equal(decoded.value.choices[0]?.finishReason, "tool_calls");
 });
 
@@ -95,7 +108,10 @@ void test("HTTP errors: 529 overloaded → 503 with retry-after; 429 keeps its s
     { error: { type: "overloaded_error", message: "Overloaded" }, headers: { "retry-after": "2" } },
     { error: { type: "rate_limit_error", message: "Rate limited" }, headers: { "retry-after": "9" } },
   );
-  for (const [status, shown, code, retryAfter] of [[529, 503, "overloaded_error", "2"], [429, 429, "rate_limit_error", "9"]] as const) {
+  for (const [status, shown, code, retryAfter] of [
+    [529, 503, "overloaded_error", "2"],
+    [429, 429, "rate_limit_error", "9"],
+  ] as const) {
     const res = await send(emulator, openai({}));
     assert.equal(res.status, status);
     const err = anthropicBackend.error(res.status, Object.fromEntries(res.headers), Buffer.from(await res.arrayBuffer()));

@@ -119,7 +119,11 @@ export function finishRefusal(slice: Pick<CandidateSlice, "finishReason" | "fini
 export function promptRefusal(feedback: JsonObject): string {
   const reason = str(feedback.blockReason);
   const why = reason === undefined ? "" : `: ${BLOCK_REASONS[reason] ?? "no further reason given"}`;
-  return sentence(`Gemini blocked the prompt (${reason ?? "no reason given"})${why}.`, blockedCategories(feedback.safetyRatings), str(feedback.blockReasonMessage));
+  return sentence(
+    `Gemini blocked the prompt (${reason ?? "no reason given"})${why}.`,
+    blockedCategories(feedback.safetyRatings),
+    str(feedback.blockReasonMessage),
+  );
 }
 
 function sentence(head: string, blocked: string[], message: string | undefined): string {

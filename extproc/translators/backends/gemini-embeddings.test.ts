@@ -7,7 +7,11 @@ import { geminiEmbeddingsBackend } from "./gemini.ts";
 
 const ctx = (upstreamModel = "gemini-embedding-001") => ({ upstreamModel, forceStreamUsage: false });
 const req = (input: string[] | number[][], more: Partial<EmbeddingsRequest> = {}): EmbeddingsRequest => ({
-  model: "text-embedding-3-small", input, singleInput: input.length === 1, extra: {}, ...more,
+  model: "text-embedding-3-small",
+  input,
+  singleInput: input.length === 1,
+  extra: {},
+  ...more,
 });
 const json = (b: Buffer | undefined): unknown => JSON.parse(b?.toString("utf8") ?? "null");
 
@@ -19,16 +23,22 @@ test("one input → embedContent with outputDimensionality; several → batchEmb
   const batch = geminiEmbeddingsBackend.request(req(["a", "b"]), ctx("models/text-embedding-004"));
   assert.equal(batch.path, "/models/text-embedding-004:batchEmbedContents");
   assert.deepEqual(json(batch.body), {
-    requests: [{ model: "models/text-embedding-004", content: { parts: [{ text: "a" }] } }, { model: "models/text-embedding-004", content: { parts: [{ text: "b" }] } }],
+    requests: [
+      { model: "models/text-embedding-004", content: { parts: [{ text: "a" }] } },
+      { model: "models/text-embedding-004", content: { parts: [{ text: "b" }] } },
+    ],
   });
 });
 
 test("token-array inputs are a 400: Gemini embeds text", () => {
-  assert.throws(() => geminiEmbeddingsBackend.request(req([[1, 2, 3]]), ctx()), (err: unknown) => {
-    assert.ok(err instanceof GatewayError);
-    assert.deepEqual([err.status, err.param, err.code], [400, "input", "unsupported_parameter"]);
-    return true;
-  });
+  assert.throws(
+    () => geminiEmbeddingsBackend.request(req([[1, 2, 3]]), ctx()),
+    (err: unknown) => {
+      assert.ok(err instanceof GatewayError);
+      assert.deepEqual([err.status, err.param, err.code], [400, "input", "unsupported_parameter"]);
+      return true;
+    },
+  );
 });
 
 test("responses: embedding.values and embeddings[].values → float data in order, whatever encoding the request asked", () => {
@@ -41,9 +51,20 @@ test("responses: embedding.values and embeddings[].values → float data in orde
   geminiEmbeddingsBackend.request(req(["a", "b"], { encodingFormat: "base64" }), b64);
   const many = geminiEmbeddingsBackend.response(Buffer.from(JSON.stringify({ embeddings: [{ values: [1, 0.5] }, { values: [-2] }] })), {}, b64);
   assert.ok(many.ok);
-  assert.deepEqual(many.value.data, [{ index: 0, embedding: [1, 0.5] }, { index: 1, embedding: [-2] }], "base64 is the composer's job, not the backend's");
+  assert.deepEqual(
+    many.value.data,
+    [
+      { index: 0, embedding: [1, 0.5] },
+      { index: 1, embedding: [-2] },
+    ],
+    "base64 is the composer's job, not the backend's",
+  );
   assert.equal(many.value.usage, undefined, "Gemini reports no usage for embeddings");
-  const withUsage = geminiEmbeddingsBackend.response(Buffer.from(JSON.stringify({ embedding: { values: [1] }, usageMetadata: { promptTokenCount: 4 } })), {}, floats);
+  const withUsage = geminiEmbeddingsBackend.response(
+    Buffer.from(JSON.stringify({ embedding: { values: [1] }, usageMetadata: { promptTokenCount: 4 } })),
+    {},
+    floats,
+  );
   assert.ok(withUsage.ok);
   assert.deepEqual(withUsage.value.usage, { inputTokens: 4, outputTokens: 0, totalTokens: 4 });
 });

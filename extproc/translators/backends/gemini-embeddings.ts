@@ -31,13 +31,17 @@ function malformed(what: string, cause?: unknown): GatewayError {
 /** The upstream path and body for an embeddings request. */
 export function toGeminiEmbeddingsRequest(req: EmbeddingsRequest, model: string): { path: string; body: JsonObject } {
   const input = req.input;
-  if (!isTextInput(input)) throw invalidRequest("Gemini embeds text only: 'input' must be a string or an array of strings, not token arrays.", "input", "unsupported_parameter");
+  if (!isTextInput(input))
+    throw invalidRequest("Gemini embeds text only: 'input' must be a string or an array of strings, not token arrays.", "input", "unsupported_parameter");
   const dimensions = req.dimensions === undefined ? {} : { outputDimensionality: req.dimensions };
   const content = (text: string): JsonObject => ({ parts: [{ text }] });
   const [only] = input;
   if (input.length === 1 && only !== undefined) return { path: geminiModelPath(model, "embedContent"), body: { content: content(only), ...dimensions } };
   const resource = `models/${geminiModelId(model)}`;
-  return { path: geminiModelPath(model, "batchEmbedContents"), body: { requests: input.map((text) => ({ model: resource, content: content(text), ...dimensions })) } };
+  return {
+    path: geminiModelPath(model, "batchEmbedContents"),
+    body: { requests: input.map((text) => ({ model: resource, content: content(text), ...dimensions })) },
+  };
 }
 
 /** An `embedContent` or `batchEmbedContents` body, parsed → canonical, vectors as float arrays. */

@@ -40,7 +40,9 @@ test("429 with a RetryInfo detail: retryDelay 34.4s becomes retry-after: 35; a r
 });
 
 test("a streaming request's error body (firebase .txt) maps the same way", () => {
-  const body = Buffer.from(`{\n  "error": {\n    "code": 400,\n    "message": "Request contains an invalid argument.",\n    "status": "INVALID_ARGUMENT"\n  }\n}\n`);
+  const body = Buffer.from(
+    `{\n  "error": {\n    "code": 400,\n    "message": "Request contains an invalid argument.",\n    "status": "INVALID_ARGUMENT"\n  }\n}\n`,
+  );
   const err = geminiBackend.error(400, {}, body);
   assert.deepEqual([err.status, err.code, err.message], [400, "INVALID_ARGUMENT", "Request contains an invalid argument."]);
 });

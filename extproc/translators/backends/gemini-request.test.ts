@@ -22,12 +22,15 @@ function body(req: ChatRequest, upstreamModel = CTX.upstreamModel): GeminiReques
 }
 
 function rejects400(req: ChatRequest, param: string, message: RegExp): void {
-  assert.throws(() => geminiBackend.request(req, CTX), (err: unknown) => {
-    assert.ok(err instanceof GatewayError);
-    assert.deepEqual([err.status, err.type, err.param], [400, "invalid_request_error", param]);
-    assert.match(err.message, message);
-    return true;
-  });
+  assert.throws(
+    () => geminiBackend.request(req, CTX),
+    (err: unknown) => {
+      assert.ok(err instanceof GatewayError);
+      assert.deepEqual([err.status, err.type, err.param], [400, "invalid_request_error", param]);
+      assert.match(err.message, message);
+      return true;
+    },
+  );
 }
 
 test("path: generateContent, or streamGenerateContent?alt=sse; model URL-encoded, models/ prefix accepted; content-type only", () => {
@@ -40,17 +43,25 @@ test("path: generateContent, or streamGenerateContent?alt=sse; model URL-encoded
 });
 
 test("system and developer messages → systemInstruction; user → user, assistant → model; same-role turns merged", () => {
-  const out = body(openai({
-    messages: [
-      { role: "system", content: "Be brief." },
-      { role: "user", content: "Hi" },
-      { role: "user", content: [{ type: "text", text: "there" }, { type: "text", text: "" }] },
-      { role: "developer", content: [{ type: "text", text: "Use French." }] },
-      { role: "assistant", content: "Salut" },
-      { role: "assistant", content: "" },
-      { role: "user", content: "Bye" },
-    ],
-  }));
+  const out = body(
+    openai({
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "there" },
+            { type: "text", text: "" },
+          ],
+        },
+        { role: "developer", content: [{ type: "text", text: "Use French." }] },
+        { role: "assistant", content: "Salut" },
+        { role: "assistant", content: "" },
+        { role: "user", content: "Bye" },
+      ],
+    }),
+  );
   assert.deepEqual(out.systemInstruction, { parts: [{ text: "Be brief." }, { text: "Use French." }] });
   assert.deepEqual(out.contents, [
     { role: "user", parts: [{ text: "Hi" }, { text: "there" }] },
@@ -61,20 +72,24 @@ test("system and developer messages → systemInstruction; user → user, assist
 });
 
 test("images: base64 → inlineData; URL → fileData with the MIME type of its extension (image/jpeg when unknown); audio → inlineData", () => {
-  const out = body(openai({
-    messages: [{
-      role: "user",
-      content: [
-        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
-        { type: "image_url", image_url: { url: "https://example.com/cat.WEBP?size=2", detail: "high" } },
-        { type: "image_url", image_url: { url: "https://generativelanguage.googleapis.com/v1beta/files/abc" } },
-        { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } },
-        { type: "input_audio", input_audio: { data: "SUQz", format: "mp3" } },
-        { type: "file", file: { file_data: "data:application/pdf;base64,JVBERi0=", filename: "a.pdf" } },
-        { type: "file", file: { file_data: "JVBERi0=", filename: "b.pdf" } },
+  const out = body(
+    openai({
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+            { type: "image_url", image_url: { url: "https://example.com/cat.WEBP?size=2", detail: "high" } },
+            { type: "image_url", image_url: { url: "https://generativelanguage.googleapis.com/v1beta/files/abc" } },
+            { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } },
+            { type: "input_audio", input_audio: { data: "SUQz", format: "mp3" } },
+            { type: "file", file: { file_data: "data:application/pdf;base64,JVBERi0=", filename: "a.pdf" } },
+            { type: "file", file: { file_data: "JVBERi0=", filename: "b.pdf" } },
+          ],
+        },
       ],
-    }],
-  }));
+    }),
+  );
   assert.deepEqual(out.contents[0]?.parts, [
     { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } },
     { fileData: { fileUri: "https://example.com/cat.WEBP?size=2", mimeType: "image/webp" } },
@@ -109,7 +124,14 @@ test("tool calls → functionCall parts (arguments parsed); results → function
   const out = body(openai({ messages: TOOL_TURN }));
   assert.deepEqual(out.contents, [
     { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] },
-    { role: "model", parts: [{ functionCall: { name: "weather", args: { city: "Paris" } } }, { functionCall: { name: "weather", args: { city: "Rome" } } }, { functionCall: { name: "now", args: {} } }] },
+    {
+      role: "model",
+      parts: [
+        { functionCall: { name: "weather", args: { city: "Paris" } } },
+        { functionCall: { name: "weather", args: { city: "Rome" } } },
+        { functionCall: { name: "now", args: {} } },
+      ],
+    },
     {
       role: "user",
       parts: [
@@ -130,20 +152,39 @@ test("a tool result is named by the latest earlier call with its id (ids repeat 
     { role: "assistant", content: null, toolCalls: [{ id: "call_0", name: "second", arguments: "{}" }] },
     { role: "tool", toolCallId: "call_0", content: "2" },
   ];
-  const names = body({ model: "m", messages, stream: false, extra: {} }).contents.flatMap((c) => c.parts.map((p) => p.functionResponse?.name)).filter(Boolean);
+  const names = body({ model: "m", messages, stream: false, extra: {} })
+    .contents.flatMap((c) => c.parts.map((p) => p.functionResponse?.name))
+    .filter(Boolean);
   assert.deepEqual(names, ["first", "second"]);
 });
 
 test("unparsable or non-object tool arguments, and results for unknown calls, are 400s naming the message", () => {
-  const withArgs = (args: string) => openai({ messages: [{ role: "user", content: "x" }, { role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: args } }] }] });
+  const withArgs = (args: string) =>
+    openai({
+      messages: [
+        { role: "user", content: "x" },
+        { role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: args } }] },
+      ],
+    });
   rejects400(withArgs('{"city": Par'), "messages[1].tool_calls[0].function.arguments", /not valid JSON/);
   rejects400(withArgs("[1,2]"), "messages[1].tool_calls[0].function.arguments", /must be a JSON object/);
-  rejects400(openai({ messages: [{ role: "user", content: "x" }, { role: "tool", tool_call_id: "nope", content: "1" }] }), "messages[1].tool_call_id", /'nope'.*function's name/);
+  rejects400(
+    openai({
+      messages: [
+        { role: "user", content: "x" },
+        { role: "tool", tool_call_id: "nope", content: "1" },
+      ],
+    }),
+    "messages[1].tool_call_id",
+    /'nope'.*function's name/,
+  );
 });
 
 test("thought signatures: Gemini 3 gets the documented placeholder on each assistant message's first call; 2.x gets none", () => {
   const signatures = (model: string) =>
-    body(openai({ messages: TOOL_TURN }), model).contents.filter((c) => c.role === "model").flatMap((c) => c.parts.map((p) => p.thoughtSignature ?? null));
+    body(openai({ messages: TOOL_TURN }), model)
+      .contents.filter((c) => c.role === "model")
+      .flatMap((c) => c.parts.map((p) => p.thoughtSignature ?? null));
   assert.deepEqual(signatures("gemini-3-pro-preview"), [SKIP_THOUGHT_SIGNATURE, null, null]);
   assert.deepEqual(signatures("gemini-flash-latest"), [SKIP_THOUGHT_SIGNATURE, null, null]);
   assert.deepEqual(signatures("gemini-2.5-flash"), [null, null, null]);
@@ -159,24 +200,32 @@ test("tools → functionDeclarations with cleaned schemas; parameterless functio
     required: ["city", "ghost"],
   };
   const withRef = { type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } }, $schema: "x" };
-  const out = body(openai({
-    tools: [
-      { type: "function", function: { name: "weather", description: "Get weather", parameters: schema, strict: true } },
-      { type: "function", function: { name: "now", parameters: { type: "object", properties: {} } } },
-      { type: "function", function: { name: "refs", parameters: withRef } },
-    ],
-  }));
-  assert.deepEqual(out.tools, [{
-    functionDeclarations: [
-      {
-        name: "weather",
-        description: "Get weather",
-        parameters: { type: "object", properties: { city: { type: "string", description: "City" }, unit: { type: "string", nullable: true, enum: ["c", "f"] } }, required: ["city"] },
-      },
-      { name: "now" },
-      { name: "refs", parametersJsonSchema: { type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } } } },
-    ],
-  }]);
+  const out = body(
+    openai({
+      tools: [
+        { type: "function", function: { name: "weather", description: "Get weather", parameters: schema, strict: true } },
+        { type: "function", function: { name: "now", parameters: { type: "object", properties: {} } } },
+        { type: "function", function: { name: "refs", parameters: withRef } },
+      ],
+    }),
+  );
+  assert.deepEqual(out.tools, [
+    {
+      functionDeclarations: [
+        {
+          name: "weather",
+          description: "Get weather",
+          parameters: {
+            type: "object",
+            properties: { city: { type: "string", description: "City" }, unit: { type: "string", nullable: true, enum: ["c", "f"] } },
+            required: ["city"],
+          },
+        },
+        { name: "now" },
+        { name: "refs", parametersJsonSchema: { type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } } } },
+      ],
+    },
+  ]);
 });
 
 test("tool_choice auto/none/required/named → functionCallingConfig AUTO/NONE/ANY/ANY+allowedFunctionNames", () => {
@@ -189,13 +238,33 @@ test("tool_choice auto/none/required/named → functionCallingConfig AUTO/NONE/A
 });
 
 test("generationConfig: sampling, length, stops, candidates, seed, penalties, logprobs", () => {
-  const out = body(openai({
-    temperature: 1.7, top_p: 0.9, max_completion_tokens: 256, stop: ["END", "STOP"], n: 2, seed: 42,
-    presence_penalty: 0.5, frequency_penalty: -0.5, logprobs: true, top_logprobs: 3, user: "u1", logit_bias: { "1": 5 },
-  }));
+  const out = body(
+    openai({
+      temperature: 1.7,
+      top_p: 0.9,
+      max_completion_tokens: 256,
+      stop: ["END", "STOP"],
+      n: 2,
+      seed: 42,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
+      logprobs: true,
+      top_logprobs: 3,
+      user: "u1",
+      logit_bias: { "1": 5 },
+    }),
+  );
   assert.deepEqual(out.generationConfig, {
-    temperature: 1.7, topP: 0.9, maxOutputTokens: 256, stopSequences: ["END", "STOP"], candidateCount: 2, seed: 42,
-    presencePenalty: 0.5, frequencyPenalty: -0.5, responseLogprobs: true, logprobs: 3,
+    temperature: 1.7,
+    topP: 0.9,
+    maxOutputTokens: 256,
+    stopSequences: ["END", "STOP"],
+    candidateCount: 2,
+    seed: 42,
+    presencePenalty: 0.5,
+    frequencyPenalty: -0.5,
+    responseLogprobs: true,
+    logprobs: 3,
   });
   assert.equal(body(openai({ max_tokens: 10 })).generationConfig?.maxOutputTokens, 10);
   assert.equal(body(openai({})).generationConfig, undefined);
@@ -206,10 +275,19 @@ test("response_format: json_object → application/json; json_schema → + clean
   const format = (response_format: unknown) => body(openai({ response_format })).generationConfig;
   assert.deepEqual(format({ type: "json_object" }), { responseMimeType: "application/json" });
   assert.equal(format({ type: "text" }), undefined);
-  const schema = { type: "object", properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string", minLength: 1 } } }, required: ["n"], additionalProperties: false };
+  const schema = {
+    type: "object",
+    properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string", minLength: 1 } } },
+    required: ["n"],
+    additionalProperties: false,
+  };
   assert.deepEqual(format({ type: "json_schema", json_schema: { name: "out", strict: true, schema } }), {
     responseMimeType: "application/json",
-    responseSchema: { type: "object", properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string", minLength: 1 } } }, required: ["n"] },
+    responseSchema: {
+      type: "object",
+      properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string", minLength: 1 } } },
+      required: ["n"],
+    },
   });
   const withRef = { $schema: "s", type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } } };
   assert.deepEqual(format({ type: "json_schema", json_schema: { name: "out", schema: withRef } }), {
@@ -228,7 +306,11 @@ test("reasoning_effort → thinkingBudget (Gemini 2.x) or thinkingLevel (Gemini 
 });
 
 test("an assistant refusal with no content is kept as the model's text", () => {
-  const messages: Message[] = [{ role: "user", content: "x" }, { role: "assistant", content: null, refusal: "I can't." }, { role: "user", content: "ok" }];
+  const messages: Message[] = [
+    { role: "user", content: "x" },
+    { role: "assistant", content: null, refusal: "I can't." },
+    { role: "user", content: "ok" },
+  ];
   const out = body({ model: "m", messages, stream: false, extra: {} });
   assert.deepEqual(out.contents[1], { role: "model", parts: [{ text: "I can't." }] });
 });

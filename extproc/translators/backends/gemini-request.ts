@@ -66,9 +66,26 @@ const THINKING_LEVEL: Readonly<Record<string, string>> = { none: "minimal", mini
 
 /** Extension → MIME type for URLs and file names (Gemini needs `mimeType` on every blob). */
 const MIME_BY_EXTENSION: Readonly<Record<string, string>> = {
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp", gif: "image/gif", heic: "image/heic", heif: "image/heif",
-  pdf: "application/pdf", txt: "text/plain", md: "text/markdown", html: "text/html", csv: "text/csv", json: "application/json",
-  wav: "audio/wav", mp3: "audio/mp3", aac: "audio/aac", ogg: "audio/ogg", flac: "audio/flac", mp4: "video/mp4", webm: "video/webm",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+  gif: "image/gif",
+  heic: "image/heic",
+  heif: "image/heif",
+  pdf: "application/pdf",
+  txt: "text/plain",
+  md: "text/markdown",
+  html: "text/html",
+  csv: "text/csv",
+  json: "application/json",
+  wav: "audio/wav",
+  mp3: "audio/mp3",
+  aac: "audio/aac",
+  ogg: "audio/ogg",
+  flac: "audio/flac",
+  mp4: "video/mp4",
+  webm: "video/webm",
 };
 const DEFAULT_IMAGE_MIME = "image/jpeg";
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
@@ -85,7 +102,11 @@ export function toGeminiRequest(req: ChatRequest, model: string): GeminiRequestB
         for (const text of texts(m.content)) system.push({ text });
         return;
       case "user":
-        return append(contents, "user", typeof m.content === "string" ? textParts(m.content) : m.content.flatMap((p, j) => userPart(p, `messages[${i}].content[${j}]`)));
+        return append(
+          contents,
+          "user",
+          typeof m.content === "string" ? textParts(m.content) : m.content.flatMap((p, j) => userPart(p, `messages[${i}].content[${j}]`)),
+        );
       case "assistant":
         return append(contents, "model", assistantParts(m, i, signature));
       case "tool":
@@ -272,7 +293,12 @@ function thinkingConfig(effort: string, model: string): JsonObject {
   const budget = THINKING_BUDGET[effort];
   const level = THINKING_LEVEL[effort];
   if (budget === undefined || level === undefined) {
-    throw invalidRequest(`'reasoning_effort' must be one of ${Object.keys(THINKING_BUDGET).map((e) => `'${e}'`).join(", ")} for Gemini, got '${effort}'.`, "reasoning_effort");
+    throw invalidRequest(
+      `'reasoning_effort' must be one of ${Object.keys(THINKING_BUDGET)
+        .map((e) => `'${e}'`)
+        .join(", ")} for Gemini, got '${effort}'.`,
+      "reasoning_effort",
+    );
   }
   return isPreGemini3(model) ? { thinkingBudget: budget } : { thinkingLevel: level };
 }

@@ -58,16 +58,36 @@ const SUCCESS: Record<string, Facts> = {
     usage: { inputTokens: 7, outputTokens: 20, totalTokens: 27 },
   },
   [`${G}unary-failure-only-prompt-feedback`]: { finish: "content_filter", text: null, refusal: /^Gemini blocked the prompt .*Message$/ },
-  [`${V}unary-failure-finish-reason-safety-no-content`]: { finish: "content_filter", text: null, refusal: /\(SAFETY\).*Blocked categories: HARM_CATEGORY_HARASSMENT\./ },
-  [`${V}unary-failure-prompt-blocked-safety`]: { finish: "content_filter", text: null, refusal: /^Gemini blocked the prompt \(SAFETY\): it was flagged as potentially unsafe\.$/ },
+  [`${V}unary-failure-finish-reason-safety-no-content`]: {
+    finish: "content_filter",
+    text: null,
+    refusal: /\(SAFETY\).*Blocked categories: HARM_CATEGORY_HARASSMENT\./,
+  },
+  [`${V}unary-failure-prompt-blocked-safety`]: {
+    finish: "content_filter",
+    text: null,
+    refusal: /^Gemini blocked the prompt \(SAFETY\): it was flagged as potentially unsafe\.$/,
+  },
   [`${V}unary-failure-prompt-blocked-safety-with-message`]: { finish: "content_filter", text: null, refusal: /\(SAFETY\).* Reasons$/ },
   [`${V}unary-failure-unknown-enum-prompt-blocked`]: { finish: "content_filter", text: null, refusal: /\(FAKE_NEW_BLOCK_REASON\)/ },
   [`${V}unary-failure-unknown-enum-finish-reason`]: { finish: "stop", text: "Some text" },
-  [`${V}unary-success-function-call-parallel-calls`]: { finish: "tool_calls", text: null, calls: [["sum", { y: 1, x: 2 }], ["sum", { y: 3, x: 4 }], ["sum", { y: 5, x: 6 }]] },
+  [`${V}unary-success-function-call-parallel-calls`]: {
+    finish: "tool_calls",
+    text: null,
+    calls: [
+      ["sum", { y: 1, x: 2 }],
+      ["sum", { y: 3, x: 4 }],
+      ["sum", { y: 5, x: 6 }],
+    ],
+  },
   [`${V}unary-success-function-call-different-parallel-calls`]: {
     finish: "tool_calls",
     text: null,
-    calls: [["sum", { y: 1, x: 2 }], ["multiply", { y: 3, x: 4 }], ["subtract", { y: 5, x: 6 }]],
+    calls: [
+      ["sum", { y: 1, x: 2 }],
+      ["multiply", { y: 3, x: 4 }],
+      ["subtract", { y: 5, x: 6 }],
+    ],
   },
   [`${V}unary-success-function-call-empty-arguments`]: { finish: "tool_calls", text: null, calls: [["current_time", {}]] },
   [`${V}unary-success-function-call-no-arguments`]: { finish: "tool_calls", text: null, calls: [["current_time", {}]] },
@@ -77,7 +97,14 @@ const SUCCESS: Record<string, Facts> = {
     calls: [["functionName", { original_title: "String", season: null }]],
     usage: { inputTokens: 774, outputTokens: 4176, totalTokens: 4950 },
   },
-  [`${V}unary-success-function-call-mixed-content`]: { finish: "tool_calls", text: "The sum of [1, 2,3] is", calls: [["sum", { y: 1, x: 2 }], ["sum", { y: 3, x: 3 }]] },
+  [`${V}unary-success-function-call-mixed-content`]: {
+    finish: "tool_calls",
+    text: "The sum of [1, 2,3] is",
+    calls: [
+      ["sum", { y: 1, x: 2 }],
+      ["sum", { y: 3, x: 3 }],
+    ],
+  },
   [`${V}unary-success-implicit-caching`]: {
     finish: "stop",
     usage: { inputTokens: 12013, outputTokens: 88, totalTokens: 12101, cachedInputTokens: 11243, reasoningTokens: 73 },
@@ -85,14 +112,22 @@ const SUCCESS: Record<string, Facts> = {
   [`${VA}google-text`]: { finish: "stop", usage: { inputTokens: 9, outputTokens: 272, totalTokens: 281, reasoningTokens: 244 } },
   [`${VA}google-reasoning`]: { finish: "stop", usage: { inputTokens: 9, outputTokens: 311, totalTokens: 320, reasoningTokens: 282 } },
   [`${VA}google-reasoning-gemini3`]: { finish: "stop", usage: { inputTokens: 9, outputTokens: 287, totalTokens: 296, reasoningTokens: 258 } },
-  [`${VA}google-tool-call`]: { finish: "tool_calls", text: null, calls: [["weather", { location: "San Francisco" }]], usage: { inputTokens: 29, outputTokens: 908, totalTokens: 937, reasoningTokens: 893 } },
+  [`${VA}google-tool-call`]: {
+    finish: "tool_calls",
+    text: null,
+    calls: [["weather", { location: "San Francisco" }]],
+    usage: { inputTokens: 29, outputTokens: 908, totalTokens: 937, reasoningTokens: 893 },
+  },
   [`${VA}google-tool-call-gemini3`]: { finish: "tool_calls", text: null, calls: [["weather", { location: "San Francisco" }]] },
 };
 
 /** Independent oracle: the recorded non-thought text parts of the first candidate. */
 function recordedText(name: string): string {
   const json = loadJsonFixture(name) as { candidates?: { content?: { parts?: { text?: string; thought?: boolean }[] } }[] };
-  return (json.candidates?.[0]?.content?.parts ?? []).filter((p) => p.thought !== true && typeof p.text === "string").map((p) => p.text).join("");
+  return (json.candidates?.[0]?.content?.parts ?? [])
+    .filter((p) => p.thought !== true && typeof p.text === "string")
+    .map((p) => p.text)
+    .join("");
 }
 
 function decode(name: string): ChatResponse {
@@ -114,7 +149,10 @@ for (const [name, facts] of Object.entries(SUCCESS)) {
     else assert.equal(choice?.message.refusal, undefined);
     const calls = choice?.message.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
     assert.deepEqual(calls, facts.calls);
-    assert.deepEqual(choice?.message.toolCalls?.map((c) => c.id), facts.calls?.map((_, i) => `call_${i}`));
+    assert.deepEqual(
+      choice?.message.toolCalls?.map((c) => c.id),
+      facts.calls?.map((_, i) => `call_${i}`),
+    );
     if (facts.reasoning) assert.match(choice?.message.reasoning ?? "", facts.reasoning);
     if (facts.usage) assert.deepEqual(res.usage, facts.usage);
   });
@@ -141,7 +179,10 @@ test("code execution parts read as fenced blocks before the answer; tool-use pro
 });
 
 const FAILURES: Record<string, { code: string; message: RegExp }> = {
-  [`${G}unary-failure-with-message-no-content`]: { code: "OTHER", message: /^Gemini returned no content \(OTHER\): Model failed to generate content due to internal error\.$/ },
+  [`${G}unary-failure-with-message-no-content`]: {
+    code: "OTHER",
+    message: /^Gemini returned no content \(OTHER\): Model failed to generate content due to internal error\.$/,
+  },
   [`${V}unary-failure-empty-content`]: { code: "NO_CONTENT", message: /no finishReason/ },
   [`${V}unary-failure-malformed-content`]: { code: "NO_CONTENT", message: /no finishReason/ },
   [`${V}unary-failure-invalid-response`]: { code: "upstream_malformed", message: /not a GenerateContentResponse/ },
@@ -204,25 +245,50 @@ test("several candidates become several choices; a failed one among good ones is
   };
   const result = geminiBackend.response(Buffer.from(JSON.stringify(json)), {}, CTX);
   assert.ok(result.ok);
-  assert.deepEqual(result.value.choices.map((c) => [c.index, c.finishReason, c.message.content]), [[0, "stop", "A"], [1, "tool_calls", null]]);
+  assert.deepEqual(
+    result.value.choices.map((c) => [c.index, c.finishReason, c.message.content]),
+    [
+      [0, "stop", "A"],
+      [1, "tool_calls", null],
+    ],
+  );
   assert.equal(result.value.choices[1]?.message.toolCalls?.[0]?.id, "call_0");
 });
 
 test("logprobsResult → OpenAI-shaped logprobs", () => {
   const json = {
-    candidates: [{
-      content: { parts: [{ text: "Hi" }] },
-      finishReason: "STOP",
-      logprobsResult: {
-        chosenCandidates: [{ token: "Hi", logProbability: -0.1 }],
-        topCandidates: [{ candidates: [{ token: "Hi", logProbability: -0.1 }, { token: "Hey", logProbability: -2.5 }] }],
+    candidates: [
+      {
+        content: { parts: [{ text: "Hi" }] },
+        finishReason: "STOP",
+        logprobsResult: {
+          chosenCandidates: [{ token: "Hi", logProbability: -0.1 }],
+          topCandidates: [
+            {
+              candidates: [
+                { token: "Hi", logProbability: -0.1 },
+                { token: "Hey", logProbability: -2.5 },
+              ],
+            },
+          ],
+        },
       },
-    }],
+    ],
   };
   const result = geminiBackend.response(Buffer.from(JSON.stringify(json)), {}, CTX);
   assert.ok(result.ok);
   assert.deepEqual(result.value.choices[0]?.logprobs, {
-    content: [{ token: "Hi", logprob: -0.1, bytes: [72, 105], top_logprobs: [{ token: "Hi", logprob: -0.1, bytes: [72, 105] }, { token: "Hey", logprob: -2.5, bytes: [72, 101, 121] }] }],
+    content: [
+      {
+        token: "Hi",
+        logprob: -0.1,
+        bytes: [72, 105],
+        top_logprobs: [
+          { token: "Hi", logprob: -0.1, bytes: [72, 105] },
+          { token: "Hey", logprob: -2.5, bytes: [72, 101, 121] },
+        ],
+      },
+    ],
     refusal: null,
   });
 });

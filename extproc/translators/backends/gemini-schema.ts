@@ -27,8 +27,28 @@
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
 const KEPT = new Set([
-  "type", "format", "title", "description", "nullable", "enum", "items", "properties", "required", "anyOf", "minItems", "maxItems",
-  "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "minimum", "maximum", "default", "example", "propertyOrdering",
+  "type",
+  "format",
+  "title",
+  "description",
+  "nullable",
+  "enum",
+  "items",
+  "properties",
+  "required",
+  "anyOf",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minimum",
+  "maximum",
+  "default",
+  "example",
+  "propertyOrdering",
 ]);
 const FORMATS = new Set(["date-time", "enum", "int32", "int64", "float", "double"]);
 const MAX_DEPTH = 64;

@@ -60,7 +60,11 @@ const STREAMS: Record<string, StreamFacts> = {
   [`${G}streaming-success-empty-parts`]: { finish: "stop", usage: { inputTokens: 16, outputTokens: 1307, totalTokens: 1323 } },
   [`${G}streaming-success-finish-message`]: { finish: "stop" },
   [`${G}streaming-success-no-content-parts`]: { finish: "stop", usage: { inputTokens: 34, outputTokens: 1370, totalTokens: 1404 } },
-  [`${G}streaming-success-thinking-reply-thought-summary`]: { finish: "stop", reasoning: true, usage: { inputTokens: 10, outputTokens: 588, totalTokens: 598, reasoningTokens: 540 } },
+  [`${G}streaming-success-thinking-reply-thought-summary`]: {
+    finish: "stop",
+    reasoning: true,
+    usage: { inputTokens: 10, outputTokens: 588, totalTokens: 598, reasoningTokens: 540 },
+  },
   [`${G}streaming-success-thinking-function-call-thought-summary-signature`]: {
     finish: "tool_calls",
     calls: [["now", {}]],
@@ -68,10 +72,18 @@ const STREAMS: Record<string, StreamFacts> = {
     usage: { inputTokens: 38, outputTokens: 174, totalTokens: 212, reasoningTokens: 168 },
   },
   [`${G}streaming-success-url-context`]: { finish: "stop", usage: { inputTokens: 1057, outputTokens: 120, totalTokens: 1177, reasoningTokens: 39 } },
-  [`${G}streaming-failure-recitation-no-content`]: { finish: "content_filter", refusal: /\(RECITATION\)/, usage: { inputTokens: 9, outputTokens: 261, totalTokens: 270 } },
+  [`${G}streaming-failure-recitation-no-content`]: {
+    finish: "content_filter",
+    refusal: /\(RECITATION\)/,
+    usage: { inputTokens: 9, outputTokens: 261, totalTokens: 270 },
+  },
   [`${G}streaming-failure-prompt-blocked-safety`]: { finish: "content_filter", refusal: /^Gemini blocked the prompt \(SAFETY\)/ },
   [`${V}streaming-failure-prompt-blocked-safety-with-message`]: { finish: "content_filter", refusal: /\(SAFETY\).* Reasons$/ },
-  [`${V}streaming-failure-finish-reason-safety`]: { finish: "content_filter", refusal: /Blocked categories: HARM_CATEGORY_HARASSMENT\./, usage: { inputTokens: 10, outputTokens: 66, totalTokens: 76 } },
+  [`${V}streaming-failure-finish-reason-safety`]: {
+    finish: "content_filter",
+    refusal: /Blocked categories: HARM_CATEGORY_HARASSMENT\./,
+    usage: { inputTokens: 10, outputTokens: 66, totalTokens: 76 },
+  },
   [`${V}streaming-failure-unknown-finish-enum`]: { finish: "stop" },
   [`${V}streaming-success-empty-text-part`]: { finish: "stop", usage: { inputTokens: 8, outputTokens: 1, totalTokens: 9 } },
   [`${V}streaming-success-function-call-short`]: { finish: "tool_calls", calls: [["getTemperature", { city: "San Jose" }]] },
@@ -79,28 +91,54 @@ const STREAMS: Record<string, StreamFacts> = {
   [`${VA}google-text`]: { finish: "stop", usage: { inputTokens: 9, outputTokens: 208, totalTokens: 217, reasoningTokens: 185 } },
   [`${VA}google-reasoning`]: { finish: "stop", usage: { inputTokens: 9, outputTokens: 285, totalTokens: 294, reasoningTokens: 256 } },
   [`${VA}google-reasoning-gemini3`]: { finish: "stop", usage: { inputTokens: 9, outputTokens: 325, totalTokens: 334, reasoningTokens: 302 } },
-  [`${VA}google-tool-call`]: { finish: "tool_calls", calls: [["weather", { location: "San Francisco" }]], usage: { inputTokens: 29, outputTokens: 60, totalTokens: 89, reasoningTokens: 45 } },
-  [`${VA}google-tool-call-gemini3`]: { finish: "tool_calls", calls: [["weather", { location: "San Francisco" }]], usage: { inputTokens: 29, outputTokens: 819, totalTokens: 848, reasoningTokens: 804 } },
+  [`${VA}google-tool-call`]: {
+    finish: "tool_calls",
+    calls: [["weather", { location: "San Francisco" }]],
+    usage: { inputTokens: 29, outputTokens: 60, totalTokens: 89, reasoningTokens: 45 },
+  },
+  [`${VA}google-tool-call-gemini3`]: {
+    finish: "tool_calls",
+    calls: [["weather", { location: "San Francisco" }]],
+    usage: { inputTokens: 29, outputTokens: 819, totalTokens: 848, reasoningTokens: 804 },
+  },
   [`${VA}google-stream-no-args-tool-call`]: {
     finish: "tool_calls",
     reasoning: true,
-    calls: [["read_theme", {}], ["read_screen", { id: "A" }], ["read_screen", { id: "B" }], ["read_screen", { id: "C" }]],
+    calls: [
+      ["read_theme", {}],
+      ["read_screen", { id: "A" }],
+      ["read_screen", { id: "B" }],
+      ["read_screen", { id: "C" }],
+    ],
     usage: { inputTokens: 249, outputTokens: 241, totalTokens: 490, reasoningTokens: 183 },
   },
   [`${VA}google-stream-tool-call-arguments`]: {
     finish: "tool_calls",
-    calls: [["getWeather", { location: "Boston" }], ["getWeather", { location: "San Francisco" }]],
+    calls: [
+      ["getWeather", { location: "Boston" }],
+      ["getWeather", { location: "San Francisco" }],
+    ],
     usage: { inputTokens: 26, outputTokens: 155, totalTokens: 181, reasoningTokens: 132 },
   },
   [`${VA}google-stream-tool-call-array-arguments-missing-terminal-function-call`]: {
     finish: "tool_calls",
-    calls: [["writeItems", { operations: [
-      { action: "add", description: "Fresh red apple", itemid: "apple_001", price: 0.5 },
-      { action: "add", description: "Ripe yellow banana", itemid: "banana_001", price: 0.3 },
-    ] }]],
+    calls: [
+      [
+        "writeItems",
+        {
+          operations: [
+            { action: "add", description: "Fresh red apple", itemid: "apple_001", price: 0.5 },
+            { action: "add", description: "Ripe yellow banana", itemid: "banana_001", price: 0.3 },
+          ],
+        },
+      ],
+    ],
     usage: { inputTokens: 54, outputTokens: 195, totalTokens: 249, reasoningTokens: 121 },
   },
-  [`${VA}google-vertex-stream-tool-call-arguments-nested.1`]: { finish: "tool_calls", usage: { inputTokens: 31, outputTokens: 1710, totalTokens: 1741, reasoningTokens: 1026 } },
+  [`${VA}google-vertex-stream-tool-call-arguments-nested.1`]: {
+    finish: "tool_calls",
+    usage: { inputTokens: 31, outputTokens: 1710, totalTokens: 1741, reasoningTokens: 1026 },
+  },
 };
 
 for (const [name, facts] of Object.entries(STREAMS)) {
@@ -115,7 +153,11 @@ for (const [name, facts] of Object.entries(STREAMS)) {
     assert.equal(first?.choices[0]?.delta.role, "assistant", "role on the first delta");
     assert.equal(chunks.filter((c) => c.choices.some((x) => x.delta.role !== undefined)).length, 1, "role only once");
     assert.equal(new Set(chunks.map((c) => c.id)).size, 1, "one id for the stream");
-    if (facts.calls) assert.deepEqual(calls(chunks), facts.calls.map(([n, args], i) => [i, `call_${i}`, n, args]));
+    if (facts.calls)
+      assert.deepEqual(
+        calls(chunks),
+        facts.calls.map(([n, args], i) => [i, `call_${i}`, n, args]),
+      );
     if (facts.refusal) assert.match(chunks.map((c) => c.choices[0]?.delta.refusal ?? "").join(""), facts.refusal);
     const last = chunks.at(-1);
     if (facts.usage) assert.deepEqual([last?.choices, last?.usage], [[], facts.usage]);
@@ -139,14 +181,22 @@ test("a code-execution stream: code and its output as fenced blocks between the 
   const chunks = decode(bytes);
   const text = content(chunks);
   assert.ok(text.startsWith("To find the sum of the first 5 prime numbers"));
-  assert.match(text, /sum using a Python tool:\n\n\n```python\nprime_numbers = \[2, 3, 5, 7, 11\]\n[^`]*```\n\n```\nThe sum of the first 5 prime numbers is: 28\n```\nThe sum of the/);
+  assert.match(
+    text,
+    /sum using a Python tool:\n\n\n```python\nprime_numbers = \[2, 3, 5, 7, 11\]\n[^`]*```\n\n```\nThe sum of the first 5 prime numbers is: 28\n```\nThe sum of the/,
+  );
   assert.ok(text.endsWith(recorded(bytes).slice(-30)));
   assert.deepEqual(finishes(chunks), ["stop"]);
   assert.deepEqual(chunks.at(-1)?.usage, { inputTokens: 264, outputTokens: 221, totalTokens: 485, reasoningTokens: 95 });
 });
 
 test("every split point of small streams gives the same chunks as one push", () => {
-  for (const name of [`${V}streaming-success-empty-text-part`, `${G}streaming-success-basic-reply-short`, `${VA}google-tool-call`, `${G}streaming-failure-prompt-blocked-safety`]) {
+  for (const name of [
+    `${V}streaming-success-empty-text-part`,
+    `${G}streaming-success-basic-reply-short`,
+    `${VA}google-tool-call`,
+    `${G}streaming-failure-prompt-blocked-safety`,
+  ]) {
     const bytes = geminiStreamBytes(name);
     const whole = withoutIds(decode(bytes));
     for (let cut = 1; cut < bytes.length; cut += 1) assert.deepEqual(withoutIds(decode(bytes, [cut])), whole, `${name} cut at ${cut}`);
@@ -155,7 +205,10 @@ test("every split point of small streams gives the same chunks as one push", () 
 
 test("byte-by-byte feeding keeps multi-byte UTF-8 intact", () => {
   const bytes = geminiStreamBytes(`${V}streaming-success-utf8`);
-  const chunks = decode(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1));
+  const chunks = decode(
+    bytes,
+    Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+  );
   assert.equal(content(chunks), recorded(bytes));
   assert.match(content(chunks), /^秋风瑟瑟，叶落纷纷/);
 });
@@ -204,16 +257,37 @@ test("comments, extra blank lines and an unterminated last event with complete J
 });
 
 test("several candidates: each has its role, its own tool-call indexes and its finish", () => {
-  const chunks = decode(sse(
-    { candidates: [{ index: 0, content: { parts: [{ text: "A" }] } }, { index: 1, content: { parts: [{ functionCall: { name: "f", args: {} } }] } }] },
-    { candidates: [{ index: 0, content: { parts: [{ text: "B" }] }, finishReason: "STOP" }, { index: 1, content: { parts: [{ functionCall: { name: "g", args: { x: 1 } } }] }, finishReason: "STOP" }] },
-  ));
+  const chunks = decode(
+    sse(
+      {
+        candidates: [
+          { index: 0, content: { parts: [{ text: "A" }] } },
+          { index: 1, content: { parts: [{ functionCall: { name: "f", args: {} } }] } },
+        ],
+      },
+      {
+        candidates: [
+          { index: 0, content: { parts: [{ text: "B" }] }, finishReason: "STOP" },
+          { index: 1, content: { parts: [{ functionCall: { name: "g", args: { x: 1 } } }] }, finishReason: "STOP" },
+        ],
+      },
+    ),
+  );
   const of = (i: number) => chunks.flatMap((c) => c.choices.filter((x) => x.index === i));
-  assert.deepEqual(of(0).map((x) => [x.delta.role, x.delta.content, x.finishReason]), [["assistant", "A", null], [undefined, "B", "stop"]]);
-  assert.deepEqual(of(1).map((x) => [x.delta.role, x.delta.toolCalls?.map((t) => [t.index, t.id, t.name, t.arguments]), x.finishReason]), [
-    ["assistant", [[0, "call_0", "f", "{}"]], null],
-    [undefined, [[1, "call_1", "g", '{"x":1}']], "tool_calls"],
-  ]);
+  assert.deepEqual(
+    of(0).map((x) => [x.delta.role, x.delta.content, x.finishReason]),
+    [
+      ["assistant", "A", null],
+      [undefined, "B", "stop"],
+    ],
+  );
+  assert.deepEqual(
+    of(1).map((x) => [x.delta.role, x.delta.toolCalls?.map((t) => [t.index, t.id, t.name, t.arguments]), x.finishReason]),
+    [
+      ["assistant", [[0, "call_0", "f", "{}"]], null],
+      [undefined, [[1, "call_1", "g", '{"x":1}']], "tool_calls"],
+    ],
+  );
 });
 
 test("stream meta: responseId and modelVersion of the first event", () => {

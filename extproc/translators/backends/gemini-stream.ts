@@ -17,7 +17,17 @@ import type { ChatChunk, ChunkChoice, FinishReason, Usage } from "../../../commo
 import { GatewayError } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import type { BackendContext, ChatStreamDecoder } from "../codec.ts";
-import { finishRefusal, isPromptBlock, mapFinish, noContentError, notAResponse, parseGeminiUsage, promptRefusal, readCandidate, type CandidateSlice } from "./gemini-candidate.ts";
+import {
+  finishRefusal,
+  isPromptBlock,
+  mapFinish,
+  noContentError,
+  notAResponse,
+  parseGeminiUsage,
+  promptRefusal,
+  readCandidate,
+  type CandidateSlice,
+} from "./gemini-candidate.ts";
 import { googleStatusError, statusOfGoogleError } from "./gemini-error.ts";
 import { FunctionCallAssembler } from "./gemini-function-calls.ts";
 import { responseMeta, toToolCall, type ResponseMeta } from "./gemini-response.ts";

@@ -58,14 +58,23 @@ test("response: the docs' single-input example → one float vector, usage from 
 
 test("response: the docs' multiple-input example → indexed vectors; no prompt_eval_count means 0 (Go omitempty)", () => {
   const res = decode("ollama/embed-multiple", undefined);
-  assert.deepEqual(res.data.map((d) => d.index), [0, 1]);
-  assert.deepEqual(res.data.map((d) => d.embedding), docVectors("ollama/embed-multiple"));
+  assert.deepEqual(
+    res.data.map((d) => d.index),
+    [0, 1],
+  );
+  assert.deepEqual(
+    res.data.map((d) => d.embedding),
+    docVectors("ollama/embed-multiple"),
+  );
   assert.deepEqual(res.usage, { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
 });
 
 test("response: a request asking for base64 still gets float vectors from the backend (base64 is the composer's job)", () => {
   const res = decode("ollama/embed-multiple", "base64");
-  assert.deepEqual(res.data, docVectors("ollama/embed-multiple").map((embedding, index) => ({ index, embedding })));
+  assert.deepEqual(
+    res.data,
+    docVectors("ollama/embed-multiple").map((embedding, index) => ({ index, embedding })),
+  );
   const unseen = ollamaEmbeddingsBackend.response(readFixtureBytes("ollama/embed", "json"), {}, ctx());
   assert.ok(unseen.ok);
   assert.deepEqual(unseen.value.data, [{ index: 0, embedding: docVectors("ollama/embed")[0] }], "a context never seen by request() gets the same floats");

@@ -27,7 +27,8 @@ const isVector = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) 
 /** The `/api/embed` body; token-array inputs are a 400 (Ollama tokenizes itself). */
 export function toOllamaEmbedRequest(req: EmbeddingsRequest, model: string): JsonObject {
   const input = req.input;
-  if (!isTextInput(input)) throw invalidRequest("Ollama embeds text only: 'input' must be a string or an array of strings, not token arrays.", "input", "unsupported_parameter");
+  if (!isTextInput(input))
+    throw invalidRequest("Ollama embeds text only: 'input' must be a string or an array of strings, not token arrays.", "input", "unsupported_parameter");
   const out: JsonObject = { model, input: req.singleInput ? input[0] : input };
   if (req.dimensions !== undefined) out.dimensions = req.dimensions;
   for (const field of OLLAMA_NATIVE_EMBED_FIELDS) if (req.extra[field] !== undefined) out[field] = req.extra[field];

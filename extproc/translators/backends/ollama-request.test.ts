@@ -49,7 +49,13 @@ test("system and developer messages become role system; text parts are joined by
   assert.deepEqual(
     messagesOf([
       { role: "system", content: "Be brief." },
-      { role: "developer", content: [{ type: "text", text: "Answer in French." }, { type: "text", text: "No emoji." }] },
+      {
+        role: "developer",
+        content: [
+          { type: "text", text: "Answer in French." },
+          { type: "text", text: "No emoji." },
+        ],
+      },
       { role: "user", content: "Bonjour", name: "dropped" },
     ]),
     [
@@ -80,7 +86,13 @@ test("user images: base64 data (or a data: URL) goes to the message's images as 
 test("an image URL is a 400 naming the part: Ollama needs the bytes", () => {
   const messages: Message[] = [
     { role: "user", content: "hi" },
-    { role: "user", content: [{ type: "text", text: "look" }, { type: "image", url: "https://example.com/cat.png" }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "look" },
+        { type: "image", url: "https://example.com/cat.png" },
+      ],
+    },
   ];
   rejects400(() => ollamaBackend.request(request({ messages }), CTX), "messages[1].content[1]", "image_url_not_supported");
   rejects400(() => ollamaBackend.request(request({ messages: [{ role: "user", content: [{ type: "image" }] }] }), CTX), "messages[0].content[0]");
@@ -88,7 +100,20 @@ test("an image URL is a 400 naming the part: Ollama needs the bytes", () => {
 
 test("audio and file parts are a 400 naming the part", () => {
   rejects400(() => messagesOf([{ role: "user", content: [{ type: "audio", data: "UklGR", format: "wav" }] }]), "messages[0].content[0]", "unsupported_content");
-  rejects400(() => messagesOf([{ role: "user", content: [{ type: "text", text: "x" }, { type: "file", fileId: "file-1" }] }]), "messages[0].content[1]", "unsupported_content");
+  rejects400(
+    () =>
+      messagesOf([
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "x" },
+            { type: "file", fileId: "file-1" },
+          ],
+        },
+      ]),
+    "messages[0].content[1]",
+    "unsupported_content",
+  );
 });
 
 test("assistant tool calls: arguments JSON text → object, id kept, thinking from reasoning", () => {
@@ -121,12 +146,28 @@ test("assistant tool calls: arguments JSON text → object, id kept, thinking fr
 });
 
 test("assistant text parts are joined; a refusal stands in for missing content", () => {
-  assert.deepEqual(messagesOf([{ role: "assistant", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }]), [{ role: "assistant", content: "a\nb" }]);
-  assert.deepEqual(messagesOf([{ role: "assistant", content: null, refusal: "I can't help with that." }]), [{ role: "assistant", content: "I can't help with that." }]);
+  assert.deepEqual(
+    messagesOf([
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      },
+    ]),
+    [{ role: "assistant", content: "a\nb" }],
+  );
+  assert.deepEqual(messagesOf([{ role: "assistant", content: null, refusal: "I can't help with that." }]), [
+    { role: "assistant", content: "I can't help with that." },
+  ]);
 });
 
 test("unparsable or non-object tool-call arguments are a 400 naming the field", () => {
-  const call = (args: string): Message[] => [{ role: "user", content: "x" }, { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "f", arguments: args }] }];
+  const call = (args: string): Message[] => [
+    { role: "user", content: "x" },
+    { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "f", arguments: args }] },
+  ];
   rejects400(() => messagesOf(call('{"city": "Tor')), "messages[1].tool_calls[0].function.arguments", "invalid_tool_arguments");
   rejects400(() => messagesOf(call("[1, 2]")), "messages[1].tool_calls[0].function.arguments", "invalid_tool_arguments");
   rejects400(() => messagesOf(call('"text"')), "messages[1].tool_calls[0].function.arguments", "invalid_tool_arguments");
@@ -187,7 +228,7 @@ test("tool_choice: auto sends the tools, none withholds them, a forced call is a
   rejects400(() => body(request({ tools: [WEATHER], toolChoice: { type: "function", name: "get_weather" } })), "tool_choice", "unsupported_parameter");
 });
 
-test("format: json_object → \"json\", json_schema → the schema itself, text → absent", () => {
+test('format: json_object → "json", json_schema → the schema itself, text → absent', () => {
   const schema = { type: "object", properties: { age: { type: "integer" }, available: { type: "boolean" } }, required: ["age", "available"] };
   assert.equal(body(request({ responseFormat: { type: "json_object" } })).format, "json");
   assert.deepEqual(body(request({ responseFormat: { type: "json_schema", name: "person", schema, strict: true } })).format, schema);
@@ -197,7 +238,15 @@ test("format: json_object → \"json\", json_schema → the schema itself, text 
 
 test("options: sampling parameters under Ollama's names; absent when none is set", () => {
   const out = body(request({ temperature: 0.2, topP: 0.9, maxTokens: 100, stop: ["\n", "user:"], seed: 42, presencePenalty: 1.5, frequencyPenalty: 1 }));
-  assert.deepEqual(out.options, { temperature: 0.2, top_p: 0.9, num_predict: 100, stop: ["\n", "user:"], seed: 42, presence_penalty: 1.5, frequency_penalty: 1 });
+  assert.deepEqual(out.options, {
+    temperature: 0.2,
+    top_p: 0.9,
+    num_predict: 100,
+    stop: ["\n", "user:"],
+    seed: 42,
+    presence_penalty: 1.5,
+    frequency_penalty: 1,
+  });
   assert.equal("options" in body(request()), false);
   assert.deepEqual(body(request({ temperature: 0 })).options, { temperature: 0 });
 });
@@ -212,7 +261,15 @@ test("native fields from the client's extras: options merged (canonical wins), k
 });
 
 test("reasoning_effort → think, clamped as Ollama's own OpenAI layer does; it overrides an extra think", () => {
-  const cases: [string, boolean | string][] = [["none", false], ["minimal", "low"], ["low", "low"], ["medium", "medium"], ["high", "high"], ["xhigh", "max"], ["max", "max"]];
+  const cases: [string, boolean | string][] = [
+    ["none", false],
+    ["minimal", "low"],
+    ["low", "low"],
+    ["medium", "medium"],
+    ["high", "high"],
+    ["xhigh", "max"],
+    ["max", "max"],
+  ];
   for (const [effort, think] of cases) assert.equal(body(request({ reasoningEffort: effort, extra: { think: true } })).think, think, effort);
   rejects400(() => body(request({ reasoningEffort: "extreme" })), "reasoning_effort");
   assert.equal("think" in body(request()), false);

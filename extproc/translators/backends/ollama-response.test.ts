@@ -40,7 +40,13 @@ interface Expected {
 
 const FIXTURES: Record<string, Expected> = {
   "ollama/chat": { model: "llama3.2", createdAt: "2023-12-12T14:13:43.416799Z", content: "Hello! How are you today?", finishReason: "stop", usage: [26, 298] },
-  "ollama/chat-structured": { model: "llama3.1", createdAt: "2024-12-06T00:46:58.265747Z", content: '{"age": 22, "available": false}', finishReason: "stop", usage: [34, 12] },
+  "ollama/chat-structured": {
+    model: "llama3.1",
+    createdAt: "2024-12-06T00:46:58.265747Z",
+    content: '{"age": 22, "available": false}',
+    finishReason: "stop",
+    usage: [34, 12],
+  },
   "ollama/chat-tool-call": {
     model: "llama3.2",
     createdAt: "2025-07-07T20:32:53.844124Z",
@@ -57,7 +63,13 @@ const FIXTURES: Record<string, Expected> = {
     finishReason: "tool_calls",
     usage: [122, 33],
   },
-  "ollama/chat-tool-result": { model: "llama3.2", createdAt: "2025-07-07T20:43:37.688511Z", content: "The current temperature in Toronto is 11°C.", finishReason: "stop", usage: [94, 11] },
+  "ollama/chat-tool-result": {
+    model: "llama3.2",
+    createdAt: "2025-07-07T20:43:37.688511Z",
+    content: "The current temperature in Toronto is 11°C.",
+    finishReason: "stop",
+    usage: [94, 11],
+  },
   "ollama/chat-images": {
     model: "llava",
     createdAt: "2023-12-13T22:42:50.203334Z",
@@ -98,7 +110,10 @@ for (const [name, want] of Object.entries(FIXTURES)) {
 
 test("the canonical tool call renders as an OpenAI tool call a client can run", () => {
   const openai = toOpenAIChatResponse(decode(readFixtureBytes("ollama/chat-tool-call", "json"))) as {
-    choices: { message: { content: unknown; tool_calls: { id: string; type: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[];
+    choices: {
+      message: { content: unknown; tool_calls: { id: string; type: string; function: { name: string; arguments: string } }[] };
+      finish_reason: string;
+    }[];
   };
   const [choice] = openai.choices;
   assert.equal(choice?.finish_reason, "tool_calls");
@@ -145,11 +160,30 @@ test("logprobs: Ollama's array becomes OpenAI's {content: [...]} with top_logpro
     created_at: "2025-01-01T00:00:00Z",
     message: { role: "assistant", content: "Hi" },
     done: true,
-    logprobs: [{ token: "Hi", logprob: -0.25, bytes: [72, 105], top_logprobs: [{ token: "Hi", logprob: -0.25, bytes: [72, 105] }, { token: "Hello", logprob: -1.5 }] }, { token: "!", logprob: -0.01 }],
+    logprobs: [
+      {
+        token: "Hi",
+        logprob: -0.25,
+        bytes: [72, 105],
+        top_logprobs: [
+          { token: "Hi", logprob: -0.25, bytes: [72, 105] },
+          { token: "Hello", logprob: -1.5 },
+        ],
+      },
+      { token: "!", logprob: -0.01 },
+    ],
   });
   assert.deepEqual(decode(body).choices[0]?.logprobs, {
     content: [
-      { token: "Hi", logprob: -0.25, bytes: [72, 105], top_logprobs: [{ token: "Hi", logprob: -0.25, bytes: [72, 105] }, { token: "Hello", logprob: -1.5, bytes: null }] },
+      {
+        token: "Hi",
+        logprob: -0.25,
+        bytes: [72, 105],
+        top_logprobs: [
+          { token: "Hi", logprob: -0.25, bytes: [72, 105] },
+          { token: "Hello", logprob: -1.5, bytes: null },
+        ],
+      },
       { token: "!", logprob: -0.01, bytes: null, top_logprobs: [] },
     ],
   });
@@ -164,8 +198,15 @@ test("an unparsable created_at falls back to now; a missing model is empty", () 
 });
 
 test("malformed success bodies are 502s: invalid JSON, not an object, wrong types, not done", () => {
-  for (const body of ["{", "[]", '{"message":"hi","done":true}', '{"message":{"content":5},"done":true}', '{"message":{"content":"x"},"done":"yes"}',
-    '{"message":{"tool_calls":[{"function":{}}]},"done":true}', '{"message":{"role":"assistant","content":"The"},"done":false}']) {
+  for (const body of [
+    "{",
+    "[]",
+    '{"message":"hi","done":true}',
+    '{"message":{"content":5},"done":true}',
+    '{"message":{"content":"x"},"done":"yes"}',
+    '{"message":{"tool_calls":[{"function":{}}]},"done":true}',
+    '{"message":{"role":"assistant","content":"The"},"done":false}',
+  ]) {
     const err = decodeFails(body);
     assert.equal(err.status, 502, body);
     assert.equal(err.type, "upstream_error");
@@ -177,7 +218,10 @@ test("malformed success bodies are 502s: invalid JSON, not an object, wrong type
 
 test("error fixtures keep Ollama's status and message; a missing model is OpenAI's model_not_found", () => {
   const notFound = ollamaBackend.error(404, {}, readFixtureBytes("ollama/error-model-not-found", "json"));
-  assert.deepEqual([notFound.status, notFound.type, notFound.code, notFound.message], [404, "not_found_error", "model_not_found", "model 'llama3.2' not found"]);
+  assert.deepEqual(
+    [notFound.status, notFound.type, notFound.code, notFound.message],
+    [404, "not_found_error", "model_not_found", "model 'llama3.2' not found"],
+  );
   const failed = ollamaBackend.error(500, {}, readFixtureBytes("ollama/error", "json"));
   assert.deepEqual([failed.status, failed.type, failed.message], [500, "upstream_error", "the model failed to generate a response"]);
 });

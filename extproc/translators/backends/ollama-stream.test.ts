@@ -137,7 +137,10 @@ test("content on the done line comes before the finish chunk; length; logprobs r
 });
 
 test("an empty answer still opens with the role (on the finish chunk); blank lines are skipped", () => {
-  const chunks = decode('\n{"model":"m","message":{"role":"assistant","content":""},"done":false}\n\n', '{"model":"m","message":{"role":"assistant","content":""},"done":true}\n');
+  const chunks = decode(
+    '\n{"model":"m","message":{"role":"assistant","content":""},"done":false}\n\n',
+    '{"model":"m","message":{"role":"assistant","content":""},"done":true}\n',
+  );
   assert.deepEqual(chunks[0]?.choices[0], { index: 0, delta: { role: "assistant" }, finishReason: "stop" });
   assert.equal(chunks.length, 2);
 });
@@ -169,10 +172,15 @@ test("an invalid JSON line, a non-object line and a line after done throw 502s",
   assertGatewayError(() => decode('{"model":"m","message":{"content":"a"},"done":false}\n{not json}\n'), 502, "upstream_malformed", /invalid JSON/);
   assertGatewayError(() => decode("[1,2]\n"), 502, "upstream_malformed");
   assertGatewayError(() => decode('{"message":{"content":7},"done":false}\n'), 502, "upstream_malformed");
-  assertGatewayError(() => decode(readNdjsonFixture("ollama/chat-stream"), '{"model":"m","message":{"content":"late"},"done":false}\n'), 502, "upstream_malformed", /after the final/);
+  assertGatewayError(
+    () => decode(readNdjsonFixture("ollama/chat-stream"), '{"model":"m","message":{"content":"late"},"done":false}\n'),
+    502,
+    "upstream_malformed",
+    /after the final/,
+  );
 });
 
-test("an {\"error\"} line throws a GatewayError with Ollama's message, after the chunks before it", () => {
+test('an {"error"} line throws a GatewayError with Ollama\'s message, after the chunks before it', () => {
   const bytes = readNdjsonFixture("ollama/chat-stream-error");
   const errorLineStart = bytes.subarray(0, bytes.length - 1).lastIndexOf(0x0a) + 1;
   const decoder = ollamaBackend.stream(CTX);

@@ -62,7 +62,7 @@ export class OllamaStreamDecoder implements ChatStreamDecoder {
   end(): ChatChunk[] {
     const tail = this.lines.flush();
     const chunks = tail === undefined ? [] : this.decode(tail, true);
-    if (!this.done) throw truncatedOllamaStream("ended before its final line (\"done\": true)");
+    if (!this.done) throw truncatedOllamaStream('ended before its final line ("done": true)');
     return chunks;
   }
 
@@ -72,7 +72,7 @@ export class OllamaStreamDecoder implements ChatStreamDecoder {
     const json = parsed.value;
     const upstreamMessage = ollamaErrorMessage(json);
     if (upstreamMessage !== undefined) throw new GatewayError(502, "upstream_error", upstreamMessage, { code: "upstream_stream_error" });
-    if (this.done) throw malformedOllama("stream (a line after the final \"done\": true line)");
+    if (this.done) throw malformedOllama('stream (a line after the final "done": true line)');
     const read = readOllamaChatObject(json);
     if (!read.ok) throw malformedOllama(`stream line (${read.errors.join("; ")})`);
     const object = read.value;

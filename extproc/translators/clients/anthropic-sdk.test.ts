@@ -78,7 +78,12 @@ test("non-stream: messages.create reads the message, tool inputs as objects, cac
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: "Checking.", reasoning: "Use the tool.", toolCalls: [{ id: "call_1", name: "weather", arguments: '{"city":"Paris"}' }] },
+        message: {
+          role: "assistant",
+          content: "Checking.",
+          reasoning: "Use the tool.",
+          toolCalls: [{ id: "call_1", name: "weather", arguments: '{"city":"Paris"}' }],
+        },
         finishReason: "tool_calls",
       },
     ],
@@ -193,10 +198,13 @@ test("stream: reasoning arrives as a thinking block", async () => {
 
 test("stream: an in-band error event rejects the SDK's stream with Anthropic's error type", async () => {
   reply = streamOf([chunk({ content: "Par" })], new GatewayError(529, "upstream_error", "Overloaded"));
-  const err: unknown = await client.messages.stream(PARAMS).finalMessage().then(
-    () => assert.fail("the stream should fail"),
-    (e: unknown) => e,
-  );
+  const err: unknown = await client.messages
+    .stream(PARAMS)
+    .finalMessage()
+    .then(
+      () => assert.fail("the stream should fail"),
+      (e: unknown) => e,
+    );
   assert.ok(err instanceof Anthropic.APIError, String(err));
   assert.equal(err.type, "overloaded_error");
   assert.equal(err.apiMessage, "Overloaded");

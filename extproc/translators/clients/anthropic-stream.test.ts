@@ -5,7 +5,14 @@ import { GatewayError } from "../../../common/errors.ts";
 import { SseParser } from "../../../common/schemas/sse.ts";
 import { anthropicClient } from "./anthropic.ts";
 
-const REQ: ChatRequest = { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "Hi" }], stream: true, includeUsage: true, maxTokens: 64, extra: {} };
+const REQ: ChatRequest = {
+  model: "claude-sonnet-4-5",
+  messages: [{ role: "user", content: "Hi" }],
+  stream: true,
+  includeUsage: true,
+  maxTokens: 64,
+  extra: {},
+};
 const USAGE: Usage = { inputTokens: 50, outputTokens: 9, totalTokens: 59, cachedInputTokens: 10 };
 
 function chunk(delta: ChunkChoice["delta"], finishReason: FinishReason | null = null, extra: Record<string, unknown> = {}): ChatChunk {
@@ -62,8 +69,8 @@ test("text then two tool calls: one block each, indexes in order, message_delta 
     "content_block_delta 0 check.",
     "content_block_stop 0",
     "content_block_start 1 tool_use",
-    "content_block_delta 1 {\"city\":",
-    "content_block_delta 1 \"Paris\"}",
+    'content_block_delta 1 {"city":',
+    'content_block_delta 1 "Paris"}',
     "content_block_stop 1",
     "content_block_start 2 tool_use",
     "content_block_delta 2 {}",
@@ -117,7 +124,7 @@ test("a fragment for an already closed tool call still reaches its block", () =>
   ]);
   assert.deepEqual(trace(events).slice(1, -2), [
     "content_block_start 0 tool_use",
-    "content_block_delta 0 {\"x\":",
+    'content_block_delta 0 {"x":',
     "content_block_stop 0",
     "content_block_start 1 tool_use",
     "content_block_delta 1 {}",

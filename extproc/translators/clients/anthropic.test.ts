@@ -80,8 +80,23 @@ test("ids: msg_ kept, added, or made; empty model falls back to the request's", 
 });
 
 test("text parts become one block each; empty text and no choices give no blocks", () => {
-  const parts = toAnthropicMessage(response({ content: [{ type: "text", text: "a" }, { type: "text", text: "" }, { type: "text", text: "b" }] }, "stop"), REQ);
-  assert.deepEqual(parts.content, [{ type: "text", text: "a" }, { type: "text", text: "b" }]);
+  const parts = toAnthropicMessage(
+    response(
+      {
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "" },
+          { type: "text", text: "b" },
+        ],
+      },
+      "stop",
+    ),
+    REQ,
+  );
+  assert.deepEqual(parts.content, [
+    { type: "text", text: "a" },
+    { type: "text", text: "b" },
+  ]);
   const none = toAnthropicMessage({ ...response({}, "stop"), choices: [], usage: undefined }, REQ);
   assert.deepEqual(none.content, []);
   assert.equal(none.stop_reason, "end_turn");
