@@ -10,12 +10,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../common/net/free-port.ts";
 import { writeTinyGguf } from "../edge-agent/model/tiny-gguf.ts";
 import { startCloudStandIn } from "./cloud-stand-in.ts";
 import { DEMO_SCRIPT, type DemoStep } from "./script.ts";
@@ -41,15 +41,6 @@ export interface DemoResult {
   log: LoggedRequest[];
   /** Chat calls the cloud stand-in answered. */
   cloudCalls: number;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const address = probe.address();
-  probe.close();
-  await once(probe, "close");
-  return typeof address === "object" && address ? address.port : 0;
 }
 
 function configYaml(ports: Record<"extproc" | "http" | "admin" | "metrics" | "xds", number>, model: string, cloudBaseUrl: string): string {

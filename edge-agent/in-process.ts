@@ -86,10 +86,7 @@ export async function startLocalEdgeAgent(options: LocalEdgeAgentOptions): Promi
     advertiseAddress: address,
     registry,
     capacity,
-    load: () =>
-      registry
-        .entries()
-        .reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
+    load: () => registry.busy(),
     logger: logger.child({ component: "control-plane-client" }),
   });
   return {

@@ -105,10 +105,7 @@ function joinControlPlane(
     advertiseAddress,
     registry,
     capacity,
-    load: () =>
-      registry
-        .entries()
-        .reduce((sum, e) => ({ inFlight: sum.inFlight + e.capacity.inflight, queued: sum.queued + e.capacity.queued }), { inFlight: 0, queued: 0 }),
+    load: () => registry.busy(),
     logger: logger.child({ component: "control-plane-client" }),
     ...(flags.ollamaHost !== undefined ? { ollamaHost: flags.ollamaHost } : {}),
   });

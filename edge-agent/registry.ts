@@ -147,6 +147,17 @@ export class ModelRegistry {
     return [...this.models.values()];
   }
 
+  /** Requests running and queued across every loaded model (what the agent reports to the control plane). */
+  busy(): { inFlight: number; queued: number } {
+    let inFlight = 0;
+    let queued = 0;
+    for (const e of this.models.values()) {
+      inFlight += e.capacity.inflight;
+      queued += e.capacity.queued;
+    }
+    return { inFlight, queued };
+  }
+
   get size(): number {
     return this.models.size;
   }

@@ -30,6 +30,24 @@ export interface Provider {
   timeouts?: ProviderTimeouts;
 }
 
+/**
+ * A provider Gearbox was not configured with: no key, no models, no prices, no parameter rules,
+ * `basePath` taken from `baseUrl` (an edge agent answering as an OpenAI provider, tests).
+ */
+export function plainProvider(fields: Pick<Provider, "name" | "kind" | "baseUrl" | "timeoutMs"> & Partial<Provider>): Provider {
+  return {
+    basePath: fields.baseUrl.pathname.replace(/\/$/, ""),
+    auth: "none",
+    keySource: "none",
+    models: new Set(),
+    aliases: new Map(),
+    pricing: new Map(),
+    params: {},
+    isDefault: false,
+    ...fields,
+  };
+}
+
 /** Every header a client may use to present a key: none of them is forwarded upstream. */
 export const CLIENT_CREDENTIAL_HEADERS = ["authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"];
 

@@ -9,7 +9,7 @@ import type { Usage } from "../../common/canonical/types.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError } from "../../common/errors.ts";
 import type { Headers } from "../processor/outcome.ts";
-import { authHeaders, type Provider } from "../providers/provider.ts";
+import { authHeaders, plainProvider, type Provider } from "../providers/provider.ts";
 import type { RouteDecision } from "../routing/decide.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
@@ -155,19 +155,5 @@ function translate(plan: CallPlan, raw: RawAnswer, stream: boolean): Omit<Fallba
 /** An edge agent as a provider: OpenAI's API, no key, no price. */
 function edgeProvider(address: string | undefined, timeoutMs: number): Provider | undefined {
   if (address === undefined) return undefined;
-  const baseUrl = new URL(`http://${address}/v1`);
-  return {
-    name: EDGE_PROVIDER,
-    kind: "openai",
-    baseUrl,
-    basePath: "/v1",
-    auth: "none",
-    keySource: "none",
-    models: new Set(),
-    aliases: new Map(),
-    pricing: new Map(),
-    params: {},
-    isDefault: false,
-    timeoutMs,
-  };
+  return plainProvider({ name: EDGE_PROVIDER, kind: "openai", baseUrl: new URL(`http://${address}/v1`), timeoutMs });
 }

@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import { GatewayError } from "../../common/errors.ts";
-import type { Provider } from "../providers/provider.ts";
+import { plainProvider, type Provider } from "../providers/provider.ts";
 import { callProvider } from "./provider-call.ts";
 
 /** What the test server does with the next request. */
@@ -29,21 +29,7 @@ after(async () => {
 
 function provider(timeouts: Partial<NonNullable<Provider["timeouts"]>>, url = base): Provider {
   const t = { connectMs: 1000, firstByteMs: 5000, idleMs: 5000, totalMs: 10_000, ...timeouts };
-  return {
-    name: "p",
-    kind: "openai",
-    baseUrl: url,
-    basePath: "/v1",
-    auth: "none",
-    keySource: "none",
-    models: new Set(),
-    aliases: new Map(),
-    pricing: new Map(),
-    params: {},
-    isDefault: false,
-    timeoutMs: t.totalMs,
-    timeouts: t,
-  };
+  return plainProvider({ name: "p", kind: "openai", baseUrl: url, timeoutMs: t.totalMs, timeouts: t });
 }
 
 async function timedOut(p: Provider): Promise<string> {

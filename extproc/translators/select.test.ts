@@ -10,28 +10,20 @@ import { GatewayError } from "../../common/errors.ts";
 import { parseOpenAIChatRequest } from "../../common/schemas/openai-chat-request.ts";
 import { parseOpenAIEmbeddingsRequest } from "../../common/schemas/openai-embeddings.ts";
 import { PROVIDER_KINDS, type ProviderKind } from "../providers/catalog.ts";
-import type { Provider } from "../providers/provider.ts";
+import { plainProvider, type Provider } from "../providers/provider.ts";
 import { backendProtocol, planChat, planEmbeddings, type ClientSchema } from "./select.ts";
 
 const CTX = { upstreamModel: "up-m", forceStreamUsage: false };
 const RAW = { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 10 };
 
 function provider(kind: ProviderKind): Provider {
-  return {
+  return plainProvider({
     name: `p-${kind}`,
     kind,
     baseUrl: new URL("http://127.0.0.1:1/v1"),
-    basePath: "/v1",
-    auth: "none",
-    keySource: "none",
-    models: new Set(),
-    aliases: new Map(),
-    pricing: new Map(),
-    params: {},
-    ...(kind === "azure-openai" && { apiVersion: "2024-10-21" }),
-    isDefault: false,
     timeoutMs: 1000,
-  };
+    ...(kind === "azure-openai" && { apiVersion: "2024-10-21" }),
+  });
 }
 
 function chatRequest() {

@@ -7,11 +7,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../common/net/free-port.ts";
 import { parseConfigText, resolveConfig } from "../../extproc/config/load.ts";
 
 const GEARBOX = fileURLToPath(new URL("../../bin/gearbox.mjs", import.meta.url));
@@ -43,15 +43,7 @@ export interface GatewayProcess {
   start(): Promise<void>;
 }
 
-/** A free TCP port on 127.0.0.1 (released before use: fine on a loopback bench). */
-export async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const address = probe.address();
-  probe.close();
-  await once(probe, "close");
-  return typeof address === "object" && address ? address.port : 0;
-}
+export { freePort };
 
 export async function freePorts(): Promise<Ports> {
   return { extproc: await freePort(), http: await freePort(), admin: await freePort(), metrics: await freePort(), xds: await freePort() };

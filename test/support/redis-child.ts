@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
+import { freePort } from "../../common/net/free-port.ts";
 
 export class RedisChild {
   private child: ChildProcess | undefined;
@@ -19,11 +19,7 @@ export class RedisChild {
   }
 
   static async start(options: { persistDir?: string } = {}): Promise<RedisChild> {
-    const probe = createServer().listen(0, "127.0.0.1");
-    await once(probe, "listening");
-    const address = probe.address();
-    probe.close();
-    const server = new RedisChild(typeof address === "object" && address ? address.port : 0, options.persistDir);
+    const server = new RedisChild(await freePort(), options.persistDir);
     await server.up();
     return server;
   }
