@@ -7,9 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
-import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
-import { shippedEnvoySettings } from "../support/envoy-settings.ts";
-import { openAIProviderYaml, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
+import { entryTo, openAIProviderYaml, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { PROVIDER_KEY } from "./openai-conformance.ts";
 
 /** What a careless or hostile upstream sends back besides the answer. */
@@ -41,24 +39,17 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
   describe(`provider response headers through the ${transport}`, () => {
     let upstream: OpenAIUpstream;
     let gateway: TestGateway;
-    let envoy: EnvoyHarness | undefined;
+    let closeEntry: () => Promise<void> = () => Promise.resolve();
     let base: string;
     before(async () => {
       upstream = await startOpenAIUpstream({ apiKey: PROVIDER_KEY });
       gateway = await startTestGateway(testConfig(openAIProviderYaml(upstream.baseURL), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
-      if (transport === "front door") base = gateway.baseURL.replace("/v1", "");
-      else {
-        const shipped = shippedEnvoySettings();
-        envoy = await startEnvoy({
-          extProc: { ...shipped.extProc, address: gateway.extProcAddress },
-          routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }],
-          clusters: { openai: { url: new URL(upstream.baseURL).origin } },
-        });
-        base = envoy.url;
-      }
+      const entry = await entryTo(transport, gateway, upstream.baseURL);
+      base = entry.base;
+      closeEntry = entry.close;
     });
     after(async () => {
-      await envoy?.close();
+      await closeEntry();
       await gateway.close();
       await upstream.close();
     });

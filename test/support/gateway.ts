@@ -3,6 +3,7 @@ import { parseConfigText, resolveConfig, type GatewayConfig } from "../../extpro
 import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
 import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
+import type { EnvoyOptions } from "../harness/config.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "./envoy-settings.ts";
 import { pino } from "pino";
@@ -84,4 +85,28 @@ export async function startGatewayPair(deps: ProcessorDeps, cloudUrl: string): P
       await Promise.all([frontDoor.close(), extProc.drain(1000)]);
     },
   };
+}
+
+/** How a test reaches a gateway: its front door, or Envoy (the harness, with the shipped ext_proc settings) in front of its ext_proc. */
+export type Entry = "front door" | "Envoy + ext_proc";
+
+/**
+ * The base URL (no `/v1`) a client uses to reach `gateway` through `entry`; through Envoy, the
+ * `openai` route goes to `upstreamUrl`'s origin. `close` stops the Envoy harness, if any.
+ */
+export async function entryTo(
+  entry: Entry,
+  gateway: TestGateway,
+  upstreamUrl: string,
+  envoy: Partial<EnvoyOptions> = {},
+): Promise<{ base: string; close: () => Promise<void> }> {
+  if (entry === "front door") return { base: gateway.baseURL.replace("/v1", ""), close: () => Promise.resolve() };
+  const shipped = shippedEnvoySettings();
+  const harness = await startEnvoy({
+    extProc: { ...shipped.extProc, address: gateway.extProcAddress },
+    routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }],
+    clusters: { openai: { url: new URL(upstreamUrl).origin } },
+    ...envoy,
+  });
+  return { base: harness.url, close: () => harness.close() };
 }
