@@ -222,7 +222,14 @@ test("the gearbox binary runs the verbs with their exit codes", async () => {
   assert.equal(listed.code, 0, listed.err);
   assert.match(listed.out, /\nacme\s+config/);
   assert.equal((await exec(["keys", "revoke"])).code, 2);
+  // report and replay are built: without their file they are a usage error naming what is missing.
   const report = await exec(["report"]);
   assert.equal(report.code, 2);
-  assert.match(report.err, /'report' is not available in this version yet/);
+  assert.match(report.err, /^gearbox report: no log file given\n/);
+  const replay = await exec(["replay"]);
+  assert.equal(replay.code, 2);
+  assert.match(replay.err, /^gearbox replay: no traffic file given\n/);
+  const planned = await exec(["calibrate"]);
+  assert.equal(planned.code, 2);
+  assert.match(planned.err, /'calibrate' is not available in this version yet/);
 });

@@ -235,7 +235,7 @@ test("SIGTERM while gearbox serve is still starting (right after its first banne
   assert.match(run.stdout, /SIGTERM received, draining/);
 });
 
-const VERBS = ["serve", "extproc", "xds", "edge-agent", "tenants", "keys", "limits", "demo"];
+const VERBS = ["serve", "extproc", "xds", "edge-agent", "tenants", "keys", "limits", "report", "replay", "demo"];
 
 test("gearbox --help, -h, help and no command print the usage and exit 0", async () => {
   for (const args of [["--help"], ["-h"], ["help"], []]) {

@@ -34,6 +34,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./limits.ts")).runLimits(args, processIo);
     case "demo":
       return (await import("../demo/main.ts")).runDemoCommand(args);
+    case "report":
+      return (await import("./report/main.ts")).runReport(args, processIo);
+    case "replay":
+      return (await import("./replay/main.ts")).runReplay(args, processIo);
     case "help":
     case "--help":
     case "-h":
@@ -75,6 +79,12 @@ async function help(verb: string | undefined): Promise<number> {
       return 0;
     case "demo":
       process.stdout.write((await import("../demo/main.ts")).DEMO_USAGE);
+      return 0;
+    case "report":
+      process.stdout.write((await import("./report/main.ts")).REPORT_USAGE);
+      return 0;
+    case "replay":
+      process.stdout.write((await import("./replay/usage.ts")).REPLAY_USAGE);
       return 0;
     default:
       if (PLANNED.has(verb)) return planned(verb);

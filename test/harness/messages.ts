@@ -1,12 +1,10 @@
 /**
  * Builders and readers for ext_proc messages, shared by the Envoy stand-in and the test servers.
  */
-import { extProcPackage } from "../../common/envoy/protos.ts";
 import type { CommonResponse } from "../../proto/generated/envoy/service/ext_proc/v3/CommonResponse.ts";
 import type { HeaderValueOption } from "../../proto/generated/envoy/config/core/v3/HeaderValueOption.ts";
 import type { ProcessingRequest, ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
-import type { StatusCode__Output } from "../../proto/generated/envoy/type/v3/StatusCode.ts";
 import type { HeaderMap } from "./headers.ts";
 import type { Direction, RequestKind } from "./stats.ts";
 
@@ -74,20 +72,5 @@ export function headerValues(message: ProcessingRequest__Output): Record<string,
   return out;
 }
 
-let statusNumbers: Map<string, number> | undefined;
-
-function isEnumDescriptor(value: object): value is { value: Array<{ name: string; number: number }> } {
-  return "value" in value && Array.isArray(value.value);
-}
-
-/** `envoy.type.v3.StatusCode` (a name, as decoded with `enums: String`, or a number) as a number. */
-export function httpStatusNumber(code: StatusCode__Output | number | undefined): number {
-  if (code === undefined) return 0;
-  if (typeof code === "number") return code;
-  if (statusNumbers === undefined) {
-    const descriptor = extProcPackage().envoy.type.v3.StatusCode.type;
-    if (!isEnumDescriptor(descriptor)) throw new Error("StatusCode descriptor without values");
-    statusNumbers = new Map(descriptor.value.map((v) => [v.name, v.number]));
-  }
-  return statusNumbers.get(code) ?? 0;
-}
+/** Shared with the shipped ext_proc client (`cli/replay/extproc-client.ts`). */
+export { httpStatusNumber } from "../../common/envoy/http-status.ts";
