@@ -13,7 +13,8 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { LiveEdgeAgents } from "../extproc/edge/agents.ts";
-import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
+import { followControlPlane, type Followed } from "../extproc/control/follow.ts";
+import { Runtime } from "../extproc/runtime/runtime.ts";
 import { silentLogger } from "../common/telemetry/logger.ts";
 import { startControlPlane } from "../xds/control-plane.ts";
 import { helloFor, openRaw, registryClient, type RawAgent } from "../test/xds/registry-support.ts";
@@ -24,8 +25,9 @@ const BACKGROUND = 100;
 
 const config = testConfig("edge:\n  default_model: m\nxds: { heartbeat_interval_ms: 1000, expiry_ms: 3000, startup_grace_ms: 0 }\n");
 const plane = await startControlPlane(config, silentLogger(), 0, "127.0.0.1");
-const deps: LiveDeps = { config, logger: silentLogger(), edgeAgents: new LiveEdgeAgents() };
-const follower = followControlPlane({ address: `127.0.0.1:${plane.port}`, nodeId: "bench", deps, logger: silentLogger() });
+const edgeAgents = new LiveEdgeAgents();
+const deps: Followed = { runtime: new Runtime(config, { edgeAgents }), edgeAgents };
+const follower = followControlPlane({ address: `127.0.0.1:${plane.port}`, nodeId: "bench", followed: deps, logger: silentLogger() });
 if (!(await follower.ready(5_000))) throw new Error("the replica did not get a snapshot");
 
 const client = registryClient(`127.0.0.1:${plane.port}`);

@@ -13,6 +13,7 @@ import { startExtProcServer } from "../extproc/grpc/server.ts";
 import { startFrontDoor } from "../extproc/http/front-door.ts";
 import { createLogger } from "../common/telemetry/logger.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
+import { Runtime } from "../extproc/runtime/runtime.ts";
 
 const [role, ...args] = process.argv.slice(2);
 
@@ -27,7 +28,7 @@ async function start(): Promise<Record<string, number | string>> {
       const config = testConfig(openAIProviderYaml(args[0] ?? "", args[1] ?? ""), { TEST_PROVIDER_KEY: "sk-bench" });
       const logger = createLogger("info");
       const { cache } = createResponseCache(config, { logger });
-      const deps = { config, logger, ...(cache && { cache }) };
+      const deps = { runtime: new Runtime(config), logger, ...(cache && { cache }) };
       const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
       const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
       return { extProcPort: extProc.port, httpPort: frontDoor.port };

@@ -30,6 +30,7 @@ import { silentLogger } from "../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../test/emulators/openai-upstream.ts";
 import { openAIProviderYaml, testConfig } from "../test/support/gateway.ts";
 import { numberArg, runBench, startRole } from "./processes.ts";
+import { Runtime } from "../extproc/runtime/runtime.ts";
 
 const LOOP = numberArg("loop", 30_000);
 /** The loop is spread over at least this long (it spans two 10 s windows and more). */
@@ -70,7 +71,7 @@ async function gateway(upstreamBaseURL: string, extra: string): Promise<void> {
   const logger = silentLogger();
   const governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger });
   const frontDoor = await startFrontDoor(
-    { config, logger, governance: { auth: createAuthDeps(config, new MemoryTenantStore(), {}), governor } },
+    { runtime: new Runtime(config), logger, governance: { auth: createAuthDeps(config, new MemoryTenantStore(), {}), governor } },
     0,
     "127.0.0.1",
   );

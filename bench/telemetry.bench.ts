@@ -24,6 +24,7 @@ import { logOnly, NO_TELEMETRY, type Telemetry } from "../extproc/telemetry/tele
 import { openAIProviderYaml, testConfig } from "../test/support/gateway.ts";
 import { runLoad, type LoadResult } from "./load.ts";
 import { median, numberArg, runBench, startRole } from "./processes.ts";
+import { Runtime } from "../extproc/runtime/runtime.ts";
 
 const VARIANTS = ["off", "log", "log+prom"] as const;
 type Variant = (typeof VARIANTS)[number];
@@ -41,7 +42,7 @@ async function gearboxRole(variant: Variant, upstreamBase: string): Promise<Reco
     telemetry = new RequestTelemetry(logger, metrics);
     metricsPort = (await startMetricsServer([metrics.registry], 0, "127.0.0.1")).port;
   }
-  const extProc = await startExtProcServer({ config, logger, telemetry }, 0, "127.0.0.1");
+  const extProc = await startExtProcServer({ runtime: new Runtime(config), logger, telemetry }, 0, "127.0.0.1");
   return { extProcPort: extProc.port, metricsPort };
 }
 

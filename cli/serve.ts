@@ -14,11 +14,10 @@ import path from "node:path";
 import { loadConfig, type GatewayConfig } from "../extproc/config/load.ts";
 import { LiveEdgeAgents, type EdgeDirectory } from "../extproc/edge/agents.ts";
 import type { LocalEdgeAgent, startLocalEdgeAgent } from "../edge-agent/in-process.ts";
-import { followControlPlane, type LiveDeps } from "../extproc/control/follow.ts";
+import { followControlPlane } from "../extproc/control/follow.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { createSemanticCache, currentEdges } from "../extproc/cache/semantic/create-semantic-cache.ts";
-import { edgeAgentsFor } from "../extproc/processor/config-state.ts";
-import { createRuntimeState } from "../extproc/processor/runtime-state.ts";
+import { Runtime } from "../extproc/runtime/runtime.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
 import { ExtProcStreamStats } from "../extproc/grpc/stream-stats.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
@@ -176,7 +175,6 @@ export async function serve(mode: ServeMode): Promise<Running> {
     config.source ? path.dirname(path.resolve(config.source)) : process.cwd(),
   );
   if (!plugins.ok) throw new ConfigError(plugins.errors);
-  const follows = controlPlane ? `127.0.0.1:${controlPlane.port}` : config.xds.address;
   let governed;
   try {
     governed = await startGovernance(config, logger);
@@ -185,12 +183,18 @@ export async function serve(mode: ServeMode): Promise<Running> {
     if (err instanceof SecretError) throw new ConfigError(err.problems);
     throw err;
   }
-  // One deps object shared by both servers: following a control plane swaps its config and plugins.
+  // Following a control plane: its live edge agents beside the config's static ones (a registration of the same address wins).
+  const follows = controlPlane ? `127.0.0.1:${controlPlane.port}` : config.xds.address;
+  const liveEdges = follows !== undefined ? new LiveEdgeAgents(config.edge.agents) : undefined;
+  // Providers' breakers and retry budgets outlive config reloads, and stickiness, the cloud-latency
+  // window and the month's spend outlive pushed policies: one runtime per process, whose snapshot a push swaps.
+  const providerHealth = new ProviderHealth(config.resilience, logger);
+  const runtime = new Runtime(config, { plugins: plugins.value, providerHealth, logger, ...(liveEdges && { edgeAgents: liveEdges }) });
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger, sharedState: governed.sharedState });
   // The semantic cache's embedder and verifier ask the edge agents of the moment (live ones when following a control plane).
   const semantic = createSemanticCache(config, {
     logger,
-    edges: currentEdges(() => deps.edgeAgents ?? edgeAgentsFor(deps.config)),
+    edges: currentEdges(() => runtime.current().edgeAgents),
     ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }),
     sharedState: governed.sharedState,
   });
@@ -203,8 +207,6 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const semanticCache = semantic.value.cache;
   const semanticStore = semantic.value.store;
   const extProcStreams = new ExtProcStreamStats();
-  // Providers' breakers and retry budgets outlive config reloads: one per process.
-  const providerHealth = new ProviderHealth(config.resilience, logger);
   const gatewayMetrics = new GatewayMetrics({
     extProcStreams,
     breakers: providerHealth,
@@ -214,38 +216,31 @@ export async function serve(mode: ServeMode): Promise<Running> {
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),
   });
   const telemetry = new RequestTelemetry(logger, gatewayMetrics);
-  // Stickiness, the cloud-latency window and the month's spend outlive pushed policies: one per process.
-  let deps: ProcessorDeps = {
-    config,
+  const deps: ProcessorDeps = {
+    runtime,
     logger,
     telemetry,
-    providerHealth,
-    runtime: createRuntimeState(),
-    plugins: plugins.value,
     governance: governed.governance,
     ...(cached.cache && { cache: cached.cache }),
     ...(semanticCache && { semanticCache }),
     ...(tracer && { tracer }),
   };
   let follower: AdsClient | undefined;
-  if (follows !== undefined) {
-    // The config's static agents stay known beside the registered ones (a registration of the same address wins).
-    const live: LiveDeps = { ...deps, config, edgeAgents: new LiveEdgeAgents(config.edge.agents) };
-    deps = live;
+  if (follows !== undefined && liveEdges) {
     follower = followControlPlane({
       address: follows,
       nodeId: `extproc-${hostname()}-${process.pid}`,
       ...(process.env.NODE_NAME && { nodeName: process.env.NODE_NAME }),
-      deps: live,
+      followed: { runtime, edgeAgents: liveEdges },
       logger,
     });
     // Serve once the policy and the edge set have arrived; a control plane not up yet leaves the config file's policy.
     if (!(await follower.ready(3_000))) logger.warn({ address: follows }, "control plane not reachable yet; serving the config file's policy until it is");
   }
   let localEdge: LocalEdgeAgent | undefined;
-  if (mode === "serve" && controlPlane && config.edge.local && deps.edgeAgents) {
+  if (mode === "serve" && controlPlane && config.edge.local && liveEdges) {
     try {
-      localEdge = await startLocalEdge(config, `127.0.0.1:${controlPlane.port}`, deps.edgeAgents, logger);
+      localEdge = await startLocalEdge(config, `127.0.0.1:${controlPlane.port}`, liveEdges, logger);
     } catch (err) {
       follower?.close();
       cached.close();

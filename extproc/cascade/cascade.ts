@@ -11,7 +11,7 @@ import type { GatewayConfig } from "../config/load.ts";
 import { GatewayError, toErrorResponse } from "../../common/errors.ts";
 import type { Headers, Mutation, Outcome } from "../processor/outcome.ts";
 import { callCostUsd, roundUsd } from "../providers/cost.ts";
-import { resolveProvider } from "../routing/decide.ts";
+import { resolveProvider } from "../routing/provider-route.ts";
 import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
 import { toOpenAIChatRequest } from "../../common/schemas/openai-chat-emit.ts";
 import { planChat } from "../translators/select.ts";
@@ -46,8 +46,8 @@ export interface CascadeOptions {
   config: GatewayConfig;
   agent: EdgeAgentRef;
   edgeModel: string;
-  /** False when the client forced the edge: its answer is final, whatever its confidence. */
-  upgrade: boolean;
+  /** The cloud model a weak answer is upgraded to (the route decision's); absent when the answer is final (a forced edge). */
+  upgradeModel: string | undefined;
   request: ChatRequest;
   rawRequest: JsonObject;
   requestId: string;
@@ -78,7 +78,7 @@ export class EdgeCascade {
 
   /** The cloud model a weak answer would be upgraded to; undefined when the answer is final (forced edge). */
   get upgradeModel(): string | undefined {
-    return this.o.upgrade && this.o.config.route.fallback.enable ? (this.o.config.edge.fallback_model ?? this.o.request.model) : undefined;
+    return this.o.upgradeModel;
   }
 
   /** The request mutation that sends the call to the edge agent (non-streamed, edge model). */
@@ -123,7 +123,8 @@ export class EdgeCascade {
     }
     const confident = completion !== undefined && scored !== null && scored >= threshold;
     this.traceEdgeCall(event);
-    if (confident || !this.o.upgrade || !this.o.config.route.fallback.enable) {
+    const upgradeModel = this.o.upgradeModel;
+    if (confident || upgradeModel === undefined) {
       if (completion === undefined) return this.answer(this.status, body, "edge", "edge_forced", headers);
       return this.answer(
         200,
@@ -135,11 +136,10 @@ export class EdgeCascade {
     }
     event.upgraded = true;
     event.upgrade_reason = this.status !== 200 ? `edge_status:${this.status}` : scored === null ? "edge_unscored" : `low_confidence:${scored}<${threshold}`;
-    return this.upgradeToCloud(event);
+    return this.upgradeToCloud(event, upgradeModel);
   }
 
-  private async upgradeToCloud(event: CascadeEvent): Promise<Outcome> {
-    const fallbackModel = this.o.config.edge.fallback_model ?? this.o.request.model;
+  private async upgradeToCloud(event: CascadeEvent, fallbackModel: string): Promise<Outcome> {
     const resolved = resolveProvider(fallbackModel, this.o.config.providers);
     if (!resolved.ok) return this.error(resolved.errors[0] ?? new GatewayError(502, "upstream_error", "No cloud provider for the upgrade."), event);
     const { provider, upstreamModel } = resolved.value;

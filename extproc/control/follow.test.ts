@@ -11,8 +11,9 @@ import { LiveEdgeAgents } from "../edge/agents.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import type { Outcome } from "../processor/outcome.ts";
-import { createRuntimeState } from "../processor/runtime-state.ts";
-import { applyRoutingPolicy, type LiveDeps } from "./follow.ts";
+import { createRoutingState } from "../runtime/routing-state.ts";
+import { applyRoutingPolicy } from "./follow.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 /** No rules: the heuristic (complexity threshold 0.7) and its live signals decide. */
 const ROUTE = { dynamic: { latency_steps: [] as { p50_above_ms: number; threshold: number }[] } };
@@ -67,8 +68,8 @@ function call(deps: ProcessorDeps, content: string, headers: Record<string, stri
   return { upstream, reason: (reason ?? answer.mutation?.setHeaders?.["x-gearbox-reason"])?.replace(/^edge_confident:[^;]*;/, "") };
 }
 
-function liveDeps(config: GatewayConfig): LiveDeps {
-  return { config, logger: silentLogger(), edgeAgents: new LiveEdgeAgents(config.edge.agents) };
+function liveDeps(config: GatewayConfig): ProcessorDeps {
+  return { runtime: new Runtime(config, { edgeAgents: new LiveEdgeAgents(config.edge.agents) }), logger: silentLogger() };
 }
 
 test("a pushed policy keeps conversation stickiness", async () => {
@@ -77,9 +78,9 @@ test("a pushed policy keeps conversation stickiness", async () => {
   assert.equal(first.upstream, "openai", `complex → cloud: ${first.reason}`);
   assert.match(call(deps, EASY, { "x-gearbox-conversation-id": "conv-1" }).reason ?? "", /^sticky:cloud;/, "before the push");
 
-  const before = deps.config;
-  assert.equal(await applyRoutingPolicy(deps, { ...ROUTE, intent_min_confidence: 0.5 }), undefined);
-  assert.notEqual(deps.config, before, "the push replaced the config");
+  const before = deps.runtime.current().config;
+  assert.equal(await applyRoutingPolicy(deps.runtime, { ...ROUTE, intent_min_confidence: 0.5 }), undefined);
+  assert.notEqual(deps.runtime.current().config, before, "the push replaced the config");
 
   const after = call(deps, EASY, { "x-gearbox-conversation-id": "conv-1" });
   assert.equal(after.upstream, "openai", `the conversation stays on the cloud: ${after.reason}`);
@@ -92,12 +93,12 @@ test("a pushed policy keeps the cloud-latency window", async () => {
   // Any measured cloud latency (> 0 ms) raises the cloud threshold to 0.95.
   const latency = { dynamic: { latency_steps: [{ p50_above_ms: 0, threshold: 0.95 }] } };
   const deps = liveDeps(load());
-  assert.equal(await applyRoutingPolicy(deps, latency), undefined);
+  assert.equal(await applyRoutingPolicy(deps.runtime, latency), undefined);
   // Five cloud answers fill the window enough for a median.
   for (let i = 0; i < 5; i++) assert.equal(call(deps, EASY, { "x-gearbox-route": "cloud" }).upstream, "openai");
   assert.match(call(deps, HARDISH).reason ?? "", /^dynamic:latency_p50>0ms;/, "before the push");
 
-  assert.equal(await applyRoutingPolicy(deps, { ...latency, intent_min_confidence: 0.5 }), undefined);
+  assert.equal(await applyRoutingPolicy(deps.runtime, { ...latency, intent_min_confidence: 0.5 }), undefined);
   const after = call(deps, HARDISH);
   assert.equal(after.upstream, "edge", `the latency window survived the push: ${after.reason}`);
   assert.match(after.reason ?? "", /^dynamic:latency_p50>0ms;complexity=0\.\d+<0\.95$/);
@@ -109,8 +110,8 @@ test("two gateways in one process keep their own cloud spend unless given the sa
   const spent = (deps: ProcessorDeps) => /^dynamic:budget_spent>0\.6;/.test(call(deps, HARDISH).reason ?? "");
 
   // Two cloud calls of 0.0045 USD each: 90 % of the budget on gateway A.
-  const a: ProcessorDeps = { config, logger: silentLogger() };
-  const b: ProcessorDeps = { config, logger: silentLogger() };
+  const a: ProcessorDeps = { runtime: new Runtime(config), logger: silentLogger() };
+  const b: ProcessorDeps = { runtime: new Runtime(config), logger: silentLogger() };
   for (let i = 0; i < 2; i++) call(a, "Write a Python function that parses ISO dates.", { "x-gearbox-route": "cloud" });
   assert.equal(spent(a), true, "A sees its own spend");
   assert.equal(spent(b), false, "B, with the same config, does not see A's spend");
@@ -118,13 +119,13 @@ test("two gateways in one process keep their own cloud spend unless given the sa
   // The spend survives A's policy pushes too.
   const live = liveDeps(config);
   for (let i = 0; i < 2; i++) call(live, "Write a Python function that parses ISO dates.", { "x-gearbox-route": "cloud" });
-  assert.equal(await applyRoutingPolicy(live, { ...config.route, intent_min_confidence: 0.5 }), undefined);
+  assert.equal(await applyRoutingPolicy(live.runtime, { ...config.route, intent_min_confidence: 0.5 }), undefined);
   assert.equal(spent(live), true, "the spend survived the push");
 
   // Given one state object, two gateways share it.
-  const shared = createRuntimeState();
-  const c: ProcessorDeps = { config, logger: silentLogger(), runtime: shared };
-  const d: ProcessorDeps = { config, logger: silentLogger(), runtime: shared };
+  const shared = createRoutingState();
+  const c: ProcessorDeps = { runtime: new Runtime(config, { state: shared }), logger: silentLogger() };
+  const d: ProcessorDeps = { runtime: new Runtime(config, { state: shared }), logger: silentLogger() };
   for (let i = 0; i < 2; i++) call(c, "Write a Python function that parses ISO dates.", { "x-gearbox-route": "cloud" });
   assert.equal(spent(d), true, "D sees the spend C booked in the shared state");
   assert.ok(shared.cloudSpend.spentUsd() > 0.006);

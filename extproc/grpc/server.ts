@@ -16,6 +16,7 @@ import { clientIdentityOf, forwardedPrincipalOf } from "./attributes.ts";
 import { ObservedRequestBody } from "./observed-body.ts";
 import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
 import { ExtProcStreamStats } from "./stream-stats.ts";
+import { isPending, type Step } from "../processor/step.ts";
 
 export const EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
 
@@ -40,7 +41,7 @@ function runPhase(
   processor: RequestProcessor,
   message: ProcessingRequest__Output,
   forwardedPrincipal: string | undefined,
-): { phase: RequestPhase; outcome: Outcome | Promise<Outcome> } {
+): { phase: RequestPhase; outcome: Step<Outcome> } {
   switch (message.request) {
     case "request_headers":
       return {
@@ -93,7 +94,7 @@ function idleRelease(
   processor: RequestProcessor,
   stats: ExtProcStreamStats,
 ): { touch(): void; stop(): void; readonly released: boolean } {
-  const idleMs = deps.config.extproc.stream_idle_ms;
+  const idleMs = deps.runtime.current().config.extproc.stream_idle_ms;
   let released = false;
   const timer = setTimeout(() => {
     released = true;
@@ -116,7 +117,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
   const processor = new RequestProcessor(deps);
   const idle = idleRelease(deps, call, processor, stats);
   // The calling sidecar's SPIFFE ID as the ext_proc pod's own sidecar saw it (one per stream).
-  const forwardedPrincipal = forwardedPrincipalOf(call.metadata, deps.config.extproc.trust_xfcc);
+  const forwardedPrincipal = forwardedPrincipalOf(call.metadata, deps.runtime.current().config.extproc.trust_xfcc);
   let observed: ObservedRequestBody | undefined;
   // Answers must go back one per message and in order; a phase that awaits (a cloud upgrade)
   // holds the messages behind it in this queue.
@@ -143,7 +144,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
       const result = runPhase(processor, message, forwardedPrincipal);
       phase = result.phase;
       const outcome = result.outcome;
-      if (!(outcome instanceof Promise)) return reply(toProcessingResponse(phase, outcome));
+      if (!isPending(outcome)) return reply(toProcessingResponse(phase, outcome));
       reply({ override_message_timeout: { seconds: String(SLOW_PHASE_TIMEOUT_S) } });
       return outcome.then((o) => reply(toProcessingResponse(phase, o)), fault);
     } catch (err) {
@@ -156,7 +157,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
     if (received.observability_mode && !observed) {
       // Envoy ignores every answer: Gearbox only observes (shadow mode) this request.
       processor.observeOnly();
-      observed = new ObservedRequestBody(deps.config.limits.max_request_bytes);
+      observed = new ObservedRequestBody(deps.runtime.current().config.limits.max_request_bytes);
     }
     const message = observed ? observed.take(received) : received;
     if (!message) return;
@@ -184,7 +185,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
 }
 
 export async function startExtProcServer(deps: ProcessorDeps, port: number, host = "0.0.0.0", stats = new ExtProcStreamStats()): Promise<ExtProcServer> {
-  const maxMessage = deps.config.limits.max_request_bytes + 1024 * 1024;
+  const maxMessage = deps.runtime.current().config.limits.max_request_bytes + 1024 * 1024;
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessage,
     "grpc.max_send_message_length": -1,

@@ -19,6 +19,7 @@ import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { EXT_PROC_ATTRIBUTES_KEY } from "./attributes.ts";
 import { startExtProcServer, type ExtProcServer } from "./server.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 const WEB = "spiffe://cluster.local/ns/shop/sa/web";
 const OTHER = "spiffe://cluster.local/ns/other/sa/default";
@@ -43,7 +44,7 @@ before(async () => {
   for (const trust of [true, false]) {
     const cfg = config(trust);
     const governor = new Governor({ store: new MemoryLimiter(), runaway: cfg.runaway, logger: silentLogger() });
-    const deps = { config: cfg, logger: silentLogger(), governance: { auth: createAuthDeps(cfg, new MemoryTenantStore(), {}), governor } };
+    const deps = { runtime: new Runtime(cfg), logger: silentLogger(), governance: { auth: createAuthDeps(cfg, new MemoryTenantStore(), {}), governor } };
     servers.set(trust, { server: await startExtProcServer(deps, 0, "127.0.0.1"), governor });
   }
 });

@@ -106,7 +106,7 @@ export class FrontDoorHandler {
     if (this.respondIfRejected(res, processor.requestHeaders(headers, !hasBody, client), headers)) return;
     let body: Buffer;
     try {
-      body = await readBody(req, this.deps.config.limits.max_request_bytes);
+      body = await readBody(req, this.deps.runtime.current().config.limits.max_request_bytes);
     } catch (err) {
       res.setHeader("connection", "close");
       processor.abort("request body not read");
@@ -235,7 +235,7 @@ export class FrontDoorHandler {
     const result = await withRetries<http.IncomingMessage>({
       provider: provider.name,
       health: processor.providerHealth,
-      retry: this.deps.config.resilience.retry,
+      retry: this.deps.runtime.current().config.resilience.retry,
       gated: false,
       signal,
       attempt: async () => {
@@ -280,15 +280,17 @@ export class FrontDoorHandler {
     if (upstream === "edge") {
       if (edgeEndpoint === undefined) throw new Error("processor chose the edge without naming an agent");
       const endpoint = edgeEndpoint;
-      return { origin: `http://${endpoint}`, provider: { name: `edge ${endpoint}`, timeoutMs: this.deps.config.edge.timeout_ms } };
+      return { origin: `http://${endpoint}`, provider: { name: `edge ${endpoint}`, timeoutMs: this.deps.runtime.current().config.edge.timeout_ms } };
     }
-    const provider = this.deps.config.providers.find((p) => p.name === upstream);
+    const provider = this.deps.runtime.current().config.providers.find((p) => p.name === upstream);
     if (!provider) throw new Error(`processor chose unknown upstream '${upstream}'`);
     return { origin: provider.baseUrl.origin, provider, cloud: provider };
   }
 
   private models(): unknown {
-    const data = this.deps.config.providers.flatMap((p) => [...p.models].map((id) => ({ id, object: "model", created: 0, owned_by: p.name })));
+    const data = this.deps.runtime
+      .current()
+      .config.providers.flatMap((p) => [...p.models].map((id) => ({ id, object: "model", created: 0, owned_by: p.name })));
     return { object: "list", data, endpoints: allEndpoints().map((e) => e.path) };
   }
 }

@@ -9,7 +9,7 @@ import type { ActualUsage } from "../governance/governor.ts";
 import { estimateChat, estimateEmbeddings, type CallEstimate } from "../governance/limits.ts";
 import type { ModelPrice } from "../providers/catalog.ts";
 import { priceOf, type Provider } from "../providers/provider.ts";
-import { resolveProvider, type RouteDecision } from "../routing/decide.ts";
+import { resolveProvider, type ProviderRoute } from "../routing/provider-route.ts";
 import type { EdgeCascade } from "../cascade/cascade.ts";
 
 /** Tokens and cost the call may use: at `price` (the cloud, or a possible upgrade), free without one. */
@@ -25,7 +25,7 @@ export function callEstimate(parsed: ParsedCall, price: ModelPrice | undefined):
 export function routedEstimate(
   parsed: ParsedCall,
   providers: readonly Provider[],
-  decision: RouteDecision | undefined,
+  decision: ProviderRoute | undefined,
   cascade: EdgeCascade | undefined,
 ): CallEstimate {
   const upgrade = cascade?.upgradeModel;

@@ -4,6 +4,7 @@ import { parseConfigText, resolveConfig } from "../config/load.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor } from "./processor.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 /** Phases without a cloud upgrade answer synchronously. */
 function sync(outcome: Outcome | Promise<Outcome>): Outcome {
@@ -27,7 +28,7 @@ providers:
   assert.ok(raw.ok);
   const config = resolveConfig(raw.value, KEYS, "t.yaml");
   assert.ok(config.ok, !config.ok ? config.errors.join() : "");
-  return new RequestProcessor({ config: config.value, logger: silentLogger() });
+  return new RequestProcessor({ runtime: new Runtime(config.value), logger: silentLogger() });
 }
 
 function send(p: RequestProcessor, body: unknown, headers: Record<string, string> = {}) {

@@ -6,7 +6,7 @@
 import type { Usage } from "../../common/canonical/types.ts";
 import { toErrorResponse, type GatewayError } from "../../common/errors.ts";
 import { redactKey } from "../providers/provider.ts";
-import type { RouteDecision } from "../routing/decide.ts";
+import type { ProviderRoute } from "../routing/provider-route.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import type { Headers, Mutation } from "./outcome.ts";
 
@@ -25,7 +25,7 @@ export function finalAnswer(
   status: number,
   headers: Headers,
   chunk: Buffer,
-  decision: RouteDecision | undefined,
+  decision: ProviderRoute | undefined,
   requestId: string,
 ): FinalAnswer {
   const translated = plan.response(status, headers, chunk);

@@ -14,6 +14,7 @@ import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor, type ProcessorDeps } from "./processor.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 function config(tenantYaml: string): GatewayConfig {
   const raw = parseConfigText(
@@ -34,7 +35,7 @@ async function setup(tenantYaml: string) {
   const { key, record } = generateKey({ role: "call", tenant: "shop", name: "web", createdBy: "test" });
   await store.putKey(record);
   const governor = new Governor({ store: new MemoryLimiter(), runaway: cfg.runaway, logger: silentLogger() });
-  const deps: ProcessorDeps = { config: cfg, logger: silentLogger(), governance: { auth: createAuthDeps(cfg, store, {}), governor } };
+  const deps: ProcessorDeps = { runtime: new Runtime(cfg), logger: silentLogger(), governance: { auth: createAuthDeps(cfg, store, {}), governor } };
   return { deps, key, close: () => governor.close() };
 }
 

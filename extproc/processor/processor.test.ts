@@ -4,6 +4,7 @@ import { parseConfigText, resolveConfig, type GatewayConfig } from "../config/lo
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor } from "./processor.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 /** Phases without a cloud upgrade answer synchronously. */
 function sync(outcome: Outcome | Promise<Outcome>): Outcome {
@@ -28,7 +29,7 @@ limits: { max_request_bytes: 1000 }
   return resolved.value;
 }
 
-const processor = () => new RequestProcessor({ config: config(), logger: silentLogger() });
+const processor = () => new RequestProcessor({ runtime: new Runtime(config()), logger: silentLogger() });
 const chatHeaders = (extra: Record<string, string> = {}) => ({
   ":method": "POST",
   ":path": "/v1/chat/completions",

@@ -11,7 +11,7 @@ import type { GatewayError } from "../../common/errors.ts";
 import type { Caller } from "../governance/model.ts";
 import { costUsd, callCostUsd, roundUsd } from "../providers/cost.ts";
 import { priceOf } from "../providers/provider.ts";
-import { resolveProvider, type RouteDecision } from "../routing/decide.ts";
+import { resolveProvider, type ProviderRoute } from "../routing/provider-route.ts";
 import type { PolicyDecision } from "../routing/policy/index.ts";
 import type { CacheLayer, CacheOutcome, CacheResult } from "./cache-stage.ts";
 import type { RunawayOutcome } from "./runaway-stage.ts";
@@ -89,7 +89,7 @@ export interface RecordInput {
   caller: Caller | undefined;
   endpoint: string | undefined;
   parsed: ParsedCall | undefined;
-  decision: RouteDecision | undefined;
+  decision: ProviderRoute | undefined;
   cascade: EdgeCascade | undefined;
   policy: PolicyDecision | undefined;
   edgeIntent: string | undefined;

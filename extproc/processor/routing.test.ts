@@ -6,8 +6,9 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import { createPlugin } from "../routing/policy/index.ts";
 import { CloudSpend } from "../routing/signals.ts";
 import { RequestProcessor } from "./processor.ts";
-import { createRuntimeState } from "./runtime-state.ts";
+import { createRoutingState } from "../runtime/routing-state.ts";
 import type { Outcome } from "./outcome.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 /** Phases without plugins or a cloud upgrade answer synchronously. */
 function sync(outcome: Outcome | Promise<Outcome>): Outcome {
@@ -42,7 +43,7 @@ function decide(content: string, headers: Record<string, string> = {}, extra: Re
   assert.ok(raw.ok, !raw.ok ? raw.errors.join() : "");
   const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
   assert.ok(config.ok);
-  const p = new RequestProcessor({ config: config.value, logger: silentLogger() });
+  const p = new RequestProcessor({ runtime: new Runtime(config.value), logger: silentLogger() });
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...headers }, false);
   const outcome = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], ...extra }))));
   assert.equal(outcome.kind, "continue");
@@ -77,7 +78,7 @@ test("allow_client_route: false → a client's x-gearbox-route is ignored", () =
   assert.ok(raw.ok, !raw.ok ? raw.errors.join() : "");
   const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
   assert.ok(config.ok);
-  const p = new RequestProcessor({ config: config.value, logger: silentLogger() });
+  const p = new RequestProcessor({ runtime: new Runtime(config.value), logger: silentLogger() });
   p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", "x-gearbox-route": "cloud" }, false);
   const outcome = sync(
     p.requestBody(
@@ -94,7 +95,7 @@ test("a policy plugin decides (asynchronously); a failing one leaves the built-i
   const config = resolveConfig(raw.value, { K: "sk" }, "brief.yaml");
   assert.ok(config.ok);
   const run = async (plugin: ReturnType<typeof createPlugin>, content: string) => {
-    const p = new RequestProcessor({ config: config.value, logger: silentLogger(), plugins: [plugin] });
+    const p = new RequestProcessor({ runtime: new Runtime(config.value, { plugins: [plugin] }), logger: silentLogger() });
     p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
     const pending = p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }] })));
     assert.ok(pending instanceof Promise, "plugins make the phase asynchronous");
@@ -144,7 +145,7 @@ describe("the dynamic layer's budget input: the cloud spend this replica recorde
   const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   /** A chat call through the processor; a cloud call is answered with `usage`. */
   function call(config: ReturnType<typeof load>, spend: CloudSpend, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) {
-    const p = new RequestProcessor({ config, logger, runtime: createRuntimeState({ cloudSpend: spend }) });
+    const p = new RequestProcessor({ runtime: new Runtime(config, { state: createRoutingState({ cloudSpend: spend }) }), logger });
     p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
     const out = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }] }))));
     assert.ok(out.kind === "continue");
@@ -184,7 +185,7 @@ describe("the dynamic layer's budget input: the cloud spend this replica recorde
     // Two code requests answered by the cloud: 2 × 0.0045 USD of a 0.01 budget = 90 %.
     for (let i = 0; i < 2; i++) call(config, spend, "Write a Python function that parses ISO dates.", { prompt_tokens: 1000, completion_tokens: 200 });
     assert.ok(spend.fraction(0.01) > 0.6);
-    const p = new RequestProcessor({ config, logger, runtime: createRuntimeState({ cloudSpend: spend }) });
+    const p = new RequestProcessor({ runtime: new Runtime(config, { state: createRoutingState({ cloudSpend: spend }) }), logger });
     p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
     const out = sync(p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: HARDISH }] }))));
     assert.ok(out.kind === "continue");

@@ -13,6 +13,7 @@ import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor, type ProcessorDeps } from "./processor.ts";
+import { Runtime } from "../runtime/runtime.ts";
 
 const COMPLETION = JSON.stringify({
   id: "chatcmpl-1",
@@ -36,7 +37,10 @@ function setup(runaway: string): { deps: ProcessorDeps; governor: Governor } {
   assert.ok(resolved.ok);
   const config: GatewayConfig = resolved.value;
   const governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger: silentLogger() });
-  return { deps: { config, logger: silentLogger(), governance: { auth: createAuthDeps(config, new MemoryTenantStore(), {}), governor } }, governor };
+  return {
+    deps: { runtime: new Runtime(config), logger: silentLogger(), governance: { auth: createAuthDeps(config, new MemoryTenantStore(), {}), governor } },
+    governor,
+  };
 }
 
 interface Upstream {

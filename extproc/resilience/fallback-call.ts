@@ -10,7 +10,7 @@ import type { ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError } from "../../common/errors.ts";
 import type { Headers } from "../processor/outcome.ts";
 import { authHeaders, plainProvider, type Provider } from "../providers/provider.ts";
-import type { RouteDecision } from "../routing/decide.ts";
+import type { ProviderRoute } from "../routing/provider-route.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
@@ -43,7 +43,7 @@ export interface FallbackContext {
 
 export interface FallbackAnswer {
   /** The member that answered, as a route decision (its provider is charged). */
-  decision: RouteDecision;
+  decision: ProviderRoute;
   status: number;
   contentType: string;
   /** The answer in the client's schema, JSON or SSE as the client asked. */
@@ -69,7 +69,7 @@ export async function fallBack(members: readonly FallbackMember[], ctx: Fallback
       continue;
     }
     const answer = await attempt(provider, upstreamModel, plan, ctx);
-    if (answer) return { ...answer, decision: { target: "cloud", provider, upstreamModel, reason: `fallback;${ctx.routeReason}` } };
+    if (answer) return { ...answer, decision: { provider, upstreamModel, reason: `fallback;${ctx.routeReason}` } };
   }
   return undefined;
 }

@@ -8,7 +8,7 @@
  */
 import type { GatewayConfig } from "../config/load.ts";
 import { priceOf, type Provider } from "../providers/provider.ts";
-import { resolveProvider } from "../routing/decide.ts";
+import { resolveProvider } from "../routing/provider-route.ts";
 
 export type FallbackMember = { kind: "cloud"; model: string; provider: Provider; upstreamModel: string } | { kind: "edge"; model: string };
 

@@ -9,21 +9,21 @@
 import type { GatewayConfig } from "../config/load.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import type { Headers } from "../processor/outcome.ts";
-import type { RouteDecision } from "../routing/decide.ts";
-import { clientRoute, ROUTE_HEADER } from "../routing/route-header.ts";
+import type { ProviderRoute } from "../routing/provider-route.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import { answerFailure, statusFailure, type FailureCause } from "./failure-cause.ts";
 import { fallBack, type FallbackAnswer } from "./fallback-call.ts";
-import { chainFor, type FallbackMember } from "./fallback-chains.ts";
+import type { FallbackMember } from "./fallback-chains.ts";
 import type { ProviderHealth } from "./provider-health.ts";
 
 export interface FailoverSetup {
   config: GatewayConfig;
   health: ProviderHealth;
   parsed: ParsedCall;
-  primary: RouteDecision;
-  requestHeaders: Headers;
+  primary: ProviderRoute;
+  /** The route decision's fallback chain (`routing/route.ts`). */
+  chain: readonly FallbackMember[];
 }
 
 export class RequestFailover {
@@ -37,7 +37,7 @@ export class RequestFailover {
 
   constructor(private readonly setup: FailoverSetup) {
     this.current = setup.primary.provider.name;
-    this.rest = chainFor(setup.config, setup.parsed.model, setup.primary).filter((m) => m.kind === "cloud" || edgeAllowed(setup));
+    this.rest = [...setup.chain];
   }
 
   /** Routing: the member to send the call to instead of the primary, whose breaker is open; undefined → the primary. */
@@ -118,12 +118,4 @@ export class RequestFailover {
     const header = this.log.header();
     return header === undefined ? {} : { "x-gearbox-fallback": header };
   }
-}
-
-/** `edge` is a last resort only for a call the edge could take: chat without tools, the client not forcing the cloud (where the policy lets it). */
-function edgeAllowed(setup: FailoverSetup): boolean {
-  const call = setup.parsed.call;
-  if (call.endpoint !== "chat" || (call.request.tools?.length ?? 0) > 0) return false;
-  const hint = clientRoute(setup.requestHeaders[ROUTE_HEADER], setup.config.route.allow_client_route);
-  return hint.ok && hint.value !== "cloud";
 }

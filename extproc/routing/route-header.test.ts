@@ -22,6 +22,8 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import { RequestProcessor } from "../processor/processor.ts";
 import type { Outcome } from "../processor/outcome.ts";
 import { clientRoute, parseRouteHeader } from "./route-header.ts";
+import { Runtime } from "../runtime/runtime.ts";
+import { BRIEF_ROUTE_RULES } from "../../test/support/brief-route.ts";
 
 /** The brief's rules; the cloud at a closed local port, so an upgrade attempt fails fast and offline. */
 const CONFIG = `
@@ -32,13 +34,7 @@ edge:
   default_model: qwen-small
 route:
   allow_client_route: ALLOW
-  rules:
-    - when: { intent: [summarize, intent_classify, extract_entity], estimated_complexity: low }
-      target: edge
-    - when: { intent: [code_gen, multi_hop_reasoning, math] }
-      target: cloud
-  fallback: { enable: true, confidence_threshold: 0.6, upgrade_target: cloud }
-`;
+${BRIEF_ROUTE_RULES}`;
 
 function load(allow: boolean): GatewayConfig {
   const raw = parseConfigText(CONFIG.replace("ALLOW", String(allow)), "route-header.yaml");
@@ -122,7 +118,10 @@ function json(body: Buffer | undefined): { error?: { code?: string } } {
 
 /** One call through the processor; an edge call is answered with a weak (0.1) score to see whether it is upgraded. */
 async function run(row: Row): Promise<Expected> {
-  const p = new RequestProcessor({ config: CONFIGS[String(row.allow) as "true" | "false"], logger: silentLogger(), edgeAgents: directory(row.agents) });
+  const p = new RequestProcessor({
+    runtime: new Runtime(CONFIGS[String(row.allow) as "true" | "false"], { edgeAgents: directory(row.agents) }),
+    logger: silentLogger(),
+  });
   const value = HEADER_VALUE[row.header];
   p.requestHeaders(
     { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", ...(value !== undefined && { "x-gearbox-route": value }) },

@@ -12,6 +12,7 @@ import type { EdgeDirectory } from "../../extproc/edge/agents.ts";
 import { entryTo, openAIProviderYaml, startGatewayPair, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { PROVIDER_KEY } from "./openai-conformance.ts";
 import { MAX_JSON_DEPTH } from "../../common/schemas/json-depth.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 /** `{"p":{"p":…{}}}`, `levels` objects deep. */
 const nested = (levels: number) => `${'{"p":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;
@@ -98,7 +99,7 @@ test("a fault inside a phase is a 500 internal_error through both transports, an
   const config = testConfig(`${openAIProviderYaml(upstream.baseURL)}route:\n  rules:\n    - when: { estimated_complexity: low }\n      target: edge\n`, {
     TEST_PROVIDER_KEY: PROVIDER_KEY,
   });
-  const pair = await startGatewayPair({ config, logger, edgeAgents: broken }, new URL(upstream.baseURL).origin);
+  const pair = await startGatewayPair({ runtime: new Runtime(config, { edgeAgents: broken }), logger }, new URL(upstream.baseURL).origin);
   try {
     for (const base of [`http://127.0.0.1:${pair.frontDoor.port}`, pair.envoy.url]) {
       const before = logs.filter((l) => l.msg === "request").length;

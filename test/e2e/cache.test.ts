@@ -22,6 +22,7 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import type { EnvoyHarness } from "../harness/envoy.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const KEY = "sk-cloud-key";
 
@@ -50,7 +51,7 @@ before(async () => {
   governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger: silentLogger() });
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const deps: ProcessorDeps = {
-    config,
+    runtime: new Runtime(config),
     logger,
     governance: { auth: createAuthDeps(config, store, {}), governor },
     cache: new MemoryResponseCache(config.cache.exact.max_bytes),

@@ -27,7 +27,8 @@ import { ModelRegistry } from "../../edge-agent/registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "../../edge-agent/server.ts";
 import { LiveEdgeAgents } from "../../extproc/edge/agents.ts";
 import type { GatewayConfig } from "../../extproc/config/load.ts";
-import { followControlPlane, type LiveDeps } from "../../extproc/control/follow.ts";
+import { followControlPlane, type Followed } from "../../extproc/control/follow.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 import { startExtProcServer, type ExtProcServer } from "../../extproc/grpc/server.ts";
 import { startFrontDoor, type FrontDoor } from "../../extproc/http/front-door.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
@@ -48,7 +49,7 @@ let modelFile: string;
 let cloud: OpenAIUpstream;
 let config: GatewayConfig;
 let plane: RunningControlPlane;
-let deps: LiveDeps;
+let deps: Followed;
 let follower: AdsClient;
 let extProc: ExtProcServer;
 let frontDoor: FrontDoor;
@@ -133,17 +134,19 @@ before(async () => {
   cloud = await startOpenAIUpstream({ apiKey: KEY });
   config = testConfig(configYaml(), { K: KEY });
   plane = await startControlPlane(config, silentLogger(), 0, "127.0.0.1");
-  deps = { config, logger: silentLogger(), edgeAgents: new LiveEdgeAgents() };
+  const edgeAgents = new LiveEdgeAgents();
+  deps = { runtime: new Runtime(config, { edgeAgents }), edgeAgents };
   follower = followControlPlane({
     address: `127.0.0.1:${plane.port}`,
     nodeId: "extproc-test",
-    deps,
+    followed: deps,
     logger: silentLogger(),
     backoff: { initialMs: 50, maxMs: 400 },
   });
   assert.ok(await follower.ready(5_000), "the replica got its first snapshot");
-  extProc = await startExtProcServer(deps, 0, "127.0.0.1");
-  frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
+  const processorDeps = { runtime: deps.runtime, logger: silentLogger() };
+  extProc = await startExtProcServer(processorDeps, 0, "127.0.0.1");
+  frontDoor = await startFrontDoor(processorDeps, 0, "127.0.0.1");
   client = new OpenAI({ baseURL: `http://127.0.0.1:${frontDoor.port}/v1`, apiKey: "client", maxRetries: 0 });
 });
 
@@ -252,7 +255,7 @@ describe("routing policy pushed to replicas", () => {
     assert.match(await reason(), /client_hint_cloud/, "the client may pick the gear");
     const next = testConfig(configYaml("  allow_client_route: false\n"), { K: KEY });
     assert.ok(plane.plane.setConfig(next).ok);
-    await until("the replica to apply the policy", () => !deps.config.route.allow_client_route);
+    await until("the replica to apply the policy", () => !deps.runtime.current().config.route.allow_client_route);
     assert.doesNotMatch(await reason(), /client_hint/, "the pushed policy no longer lets the client pick");
   });
 
@@ -265,7 +268,7 @@ describe("routing policy pushed to replicas", () => {
     assert.ok(bad.ok);
     plane.plane.cache.setSnapshot(DEFAULT_GROUP, bad.value);
     await until("the NACK", () => follower.status().nacks > nacks);
-    assert.equal(deps.config.route.allow_client_route, false, "the last good policy stays");
-    assert.equal(deps.config.route.heuristic.complexity_threshold, 0.7);
+    assert.equal(deps.runtime.current().config.route.allow_client_route, false, "the last good policy stays");
+    assert.equal(deps.runtime.current().config.route.heuristic.complexity_threshold, 0.7);
   });
 });

@@ -29,6 +29,7 @@ import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startExtProcServer } from "../../extproc/grpc/server.ts";
 import { createTracing } from "../../common/telemetry/tracing.ts";
 import { SPAN_KIND, STATUS_CODE, startOtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const OPENAI_KEY = "sk-openai-failover-key-1234";
 const ANTHROPIC_KEY = "sk-ant-failover-key-5678";
@@ -364,7 +365,11 @@ test("metrics: retries and fallbacks by provider and cause, each provider's brea
   const providerHealth = new ProviderHealth(config.resilience);
   const metrics = new GatewayMetrics({ breakers: providerHealth }, { defaultMetrics: false });
   const logger = pino({ level: "silent" });
-  const door = await startFrontDoor({ config, logger, telemetry: new RequestTelemetry(logger, metrics), providerHealth }, 0, "127.0.0.1");
+  const door = await startFrontDoor(
+    { runtime: new Runtime(config, { providerHealth }), logger, telemetry: new RequestTelemetry(logger, metrics) },
+    0,
+    "127.0.0.1",
+  );
   try {
     const client = new OpenAI({ baseURL: `http://127.0.0.1:${door.port}/v1`, apiKey: "client-key", maxRetries: 0 });
     openai.queue({ fixture: ERROR_FIXTURE, status: 500 }, { fixture: ERROR_FIXTURE, status: 500 }, { fixture: ERROR_FIXTURE, status: 503 });
@@ -437,7 +442,7 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
     );
     const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: "gearbox" });
     assert.ok(tracing.tracer);
-    const deps = { config, logger: pino({ level: "silent" }), tracer: tracing.tracer };
+    const deps = { runtime: new Runtime(config), logger: pino({ level: "silent" }), tracer: tracing.tracer };
     const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
     const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
     let base = `http://127.0.0.1:${frontDoor.port}`;

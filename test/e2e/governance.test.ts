@@ -22,6 +22,7 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import type { EnvoyHarness } from "../harness/envoy.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const KEY = "sk-cloud-key";
 const ASK = { model: "gpt-4.1-nano", messages: [{ role: "user" as const, content: "Say hi" }], max_tokens: 8 };
@@ -56,7 +57,7 @@ before(async () => {
   }
   limiter = createLimiterStore({ redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", logger: silentLogger(), prefix: redis.prefix });
   governor = new Governor({ store: limiter.store, runaway: config.runaway, logger: silentLogger() });
-  const deps: ProcessorDeps = { config, logger: silentLogger(), governance: { auth: createAuthDeps(config, store, {}), governor } };
+  const deps: ProcessorDeps = { runtime: new Runtime(config), logger: silentLogger(), governance: { auth: createAuthDeps(config, store, {}), governor } };
   gateway = await startGatewayPair(deps, cloud.url);
   ({ frontDoor, envoy } = gateway);
 });

@@ -28,6 +28,7 @@ import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
 import { scrape, type Samples } from "../support/prometheus.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const KEY = "sk-cloud-key-metrics";
 const NANO = { input: 0.1, output: 0.4 }; // gpt-4.1-nano list price, USD per 1 M tokens
@@ -79,7 +80,7 @@ before(async () => {
   );
   const metrics = new GatewayMetrics({ alerts: governor.alerts });
   const deps: ProcessorDeps = {
-    config,
+    runtime: new Runtime(config),
     logger,
     telemetry: new RequestTelemetry(logger, metrics),
     governance: { auth: createAuthDeps(config, store, {}), governor },

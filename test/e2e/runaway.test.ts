@@ -26,6 +26,7 @@ import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { RequestTelemetry } from "../../extproc/telemetry/request-telemetry.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const MAX = 3;
 const KEYS = 30;
@@ -69,7 +70,7 @@ async function setup(limiter: "memory" | "redis"): Promise<Setup> {
   const governor = new Governor({ store, runaway: config.runaway, logger });
   const metrics = new GatewayMetrics();
   const deps: ProcessorDeps = {
-    config,
+    runtime: new Runtime(config),
     logger,
     telemetry: new RequestTelemetry(logger, metrics),
     governance: { auth: createAuthDeps(config, tenants, {}), governor },

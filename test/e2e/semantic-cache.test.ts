@@ -20,13 +20,13 @@ import type { GatewayConfig } from "../../extproc/config/load.ts";
 import { createAuthDeps } from "../../extproc/governance/auth.ts";
 import { Governor } from "../../extproc/governance/governor.ts";
 import { generateKey } from "../../extproc/governance/keys.ts";
-import { edgeAgentsFor } from "../../extproc/processor/config-state.ts";
 import type { ProcessorDeps } from "../../extproc/processor/processor.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const KEY = "sk-cloud-key";
 
@@ -51,11 +51,12 @@ async function startGateway(cloud: OpenAIUpstream, extraYaml: string, redisUrl?:
     keys[tenant] = key;
   }
   const governor = new Governor({ store: new MemoryLimiter(), runaway: config.runaway, logger: silentLogger() });
-  const made = createSemanticCache(config, { logger: silentLogger(), edges: edgeAgentsFor(config), ...(redisUrl !== undefined && { redisUrl }) });
+  const runtime = new Runtime(config);
+  const made = createSemanticCache(config, { logger: silentLogger(), edges: runtime.current().edgeAgents, ...(redisUrl !== undefined && { redisUrl }) });
   if (!made.ok) throw new Error(made.errors.join("\n"));
   const semantic = made.value.cache;
   if (!semantic) throw new Error("the semantic cache is off");
-  const deps: ProcessorDeps = { config, logger: silentLogger(), governance: { auth: createAuthDeps(config, store, {}), governor }, semanticCache: semantic };
+  const deps: ProcessorDeps = { runtime, logger: silentLogger(), governance: { auth: createAuthDeps(config, store, {}), governor }, semanticCache: semantic };
   const pair = await startGatewayPair(deps, cloud.url);
   return {
     pair,

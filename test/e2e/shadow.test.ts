@@ -29,6 +29,7 @@ import { startUpstream, type RecordedRequest, type TestUpstream } from "../harne
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
 import { Samples } from "../support/prometheus.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 /** What the provider answers every request with, byte for byte. */
 const ANSWER = Buffer.from(
@@ -83,7 +84,13 @@ before(async () => {
   const cache = new MemoryResponseCache(64 * 1024 * 1024);
   const depsFor = (shadow: boolean): ProcessorDeps => {
     const c = config(shadow);
-    return { config: c, logger, telemetry: new RequestTelemetry(logger, metrics), governance: { auth: createAuthDeps(c, store, {}), governor }, cache };
+    return {
+      runtime: new Runtime(c),
+      logger,
+      telemetry: new RequestTelemetry(logger, metrics),
+      governance: { auth: createAuthDeps(c, store, {}), governor },
+      cache,
+    };
   };
   const blocking = depsFor(true);
   // The front door is never shadowed: it fills the cache the shadowed requests would hit.

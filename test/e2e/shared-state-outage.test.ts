@@ -30,6 +30,7 @@ import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { RedisChild } from "../support/redis-child.ts";
 import { startGatewayPair, testConfig, type GatewayPair } from "../support/gateway.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const PROVIDER_KEY = "sk-provider-outage";
 const LIMIT = 10;
@@ -80,7 +81,7 @@ before(async () => {
   };
   cached = createResponseCache(config, { redisUrl: redis.url, logger, sharedState: governed.sharedState });
   metrics = new GatewayMetrics({ sharedState: governed.sharedState }, { defaultMetrics: false });
-  const deps: ProcessorDeps = { config, logger, governance: governed.governance, ...(cached.cache && { cache: cached.cache }) };
+  const deps: ProcessorDeps = { runtime: new Runtime(config), logger, governance: governed.governance, ...(cached.cache && { cache: cached.cache }) };
   gateway = await startGatewayPair(deps, cloud.url);
 });
 

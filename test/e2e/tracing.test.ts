@@ -21,6 +21,7 @@ import { startEnvoy } from "../harness/envoy.ts";
 import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
 import { testConfig } from "../support/gateway.ts";
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 const KEY = "sk-cloud-key";
 const CLOUD_TEXT = (loadJsonFixture("vercel-ai/openai/openai-text") as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
@@ -66,7 +67,7 @@ async function tracedGateway(transport: "front door" | "envoy + ext_proc", ratio
   );
   const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: "gearbox" });
   assert.ok(tracing.tracer);
-  const deps = { config, logger: pino({ level: "silent" }), tracer: tracing.tracer };
+  const deps = { runtime: new Runtime(config), logger: pino({ level: "silent" }), tracer: tracing.tracer };
   const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
   const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
   let base = `http://127.0.0.1:${frontDoor.port}`;

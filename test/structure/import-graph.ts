@@ -79,7 +79,7 @@ export const LAYER_RULES: readonly LayerRule[] = [
     from: (f) => under("xds")(f) && !isTest(f),
     forbids: under("extproc"),
     // The config file's types, which every process reads. Moving extproc/config/ to common/ would
-    // drag routing logic along (load.ts checks fallback chains with routing/decide's
+    // drag routing logic along (load.ts checks fallback chains with routing/provider-route's
     // resolveProvider), so the control plane takes its types from there: type-only imports.
     typesAllowed: new Set([
       "xds/assignments.ts -> extproc/config/schema.ts",

@@ -7,6 +7,7 @@ import type { EnvoyOptions } from "../harness/config.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "./envoy-settings.ts";
 import { pino } from "pino";
+import { Runtime } from "../../extproc/runtime/runtime.ts";
 
 export interface TestGateway {
   config: GatewayConfig;
@@ -43,7 +44,7 @@ ${extra}`;
 export async function startTestGateway(config: GatewayConfig): Promise<TestGateway> {
   const logs: Record<string, unknown>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const deps = { config, logger };
+  const deps = { runtime: new Runtime(config), logger };
   const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
   const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
   return {

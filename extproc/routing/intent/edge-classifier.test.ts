@@ -13,6 +13,7 @@ import { parseConfigText, resolveConfig } from "../../config/load.ts";
 import type { Outcome } from "../../processor/outcome.ts";
 import { RequestProcessor } from "../../processor/processor.ts";
 import { labellingRequest, parseIntentLabel } from "./edge-classifier.ts";
+import { Runtime } from "../../runtime/runtime.ts";
 
 test("labels are read from the answers small models give", () => {
   assert.equal(parseIntentLabel("code_gen"), "code_gen");
@@ -101,7 +102,7 @@ describe("the edge intent layer in a routing decision", () => {
     assert.ok(config.ok);
     const lines: Record<string, unknown>[] = [];
     const logger = pino({ level: "info" }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
-    const p = new RequestProcessor({ config: config.value, logger });
+    const p = new RequestProcessor({ runtime: new Runtime(config.value), logger });
     p.requestHeaders({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json" }, false);
     const started = performance.now();
     const pending = p.requestBody(Buffer.from(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: VAGUE }] })));

@@ -1,39 +1,24 @@
 /**
- * A call sent to its cloud provider: the route decision (which provider, which upstream model),
+ * A call sent to its cloud provider: the provider and upstream model the route decision chose,
  * the translation plan, and the request mutation that makes Envoy send it there — the provider's
  * path, Gearbox's credentials in place of the caller's, the routing header, an uncompressed
  * answer Gearbox can read.
  */
 import type { ParsedCall } from "../endpoints/spec.ts";
 import { GatewayError } from "../../common/errors.ts";
-import { authHeaders, CLIENT_CREDENTIAL_HEADERS, type Provider } from "../providers/provider.ts";
-import { decideRoute, type RouteDecision } from "../routing/decide.ts";
-import type { ClientRoute } from "../routing/route-header.ts";
+import { authHeaders, CLIENT_CREDENTIAL_HEADERS } from "../providers/provider.ts";
+import type { ProviderRoute } from "../routing/provider-route.ts";
 import type { CallPlan } from "../translators/compose.ts";
 import type { Headers, Mutation } from "./outcome.ts";
 
-export type CloudRoute = { decision: RouteDecision; plan: CallPlan; mutation: Mutation } | { decision?: RouteDecision; error: GatewayError };
+export type CloudCall = { decision: ProviderRoute; plan: CallPlan; mutation: Mutation } | { decision: ProviderRoute; error: GatewayError };
 
 /**
- * `route`: the client's route as the policy honours it (`clientRoute` in `routing/route-header.ts`);
+ * The plan and mutation that send `parsed` where `decision` says (a fallback member too).
  * `query`: the client's query string (kept on the upstream path); `strip`: Gearbox's control
  * headers, never forwarded.
  */
-export function cloudRoute(
-  parsed: ParsedCall,
-  route: ClientRoute,
-  providers: readonly Provider[],
-  query: string,
-  requestId: string,
-  strip: readonly string[],
-): CloudRoute {
-  const routed = decideRoute(parsed.model, route, providers);
-  if (!routed.ok) return { error: routed.errors[0] ?? new GatewayError(500, "server_error", "No route.") };
-  return cloudRouteTo(routed.value, parsed, query, requestId, strip);
-}
-
-/** The plan and mutation that send `parsed` where `decision` says (a fallback member too). */
-export function cloudRouteTo(decision: RouteDecision, parsed: ParsedCall, query: string, requestId: string, strip: readonly string[]): CloudRoute {
+export function cloudCall(decision: ProviderRoute, parsed: ParsedCall, query: string, requestId: string, strip: readonly string[]): CloudCall {
   const { provider, upstreamModel } = decision;
   let plan: CallPlan;
   try {

@@ -1,0 +1,207 @@
+/**
+ * One request's state as the phases build it, and the two ways a request ends: refused
+ * (`reject`) or finished (`finish`, which books its admission and hands its one record to
+ * telemetry). The phase handlers (`request-phase.ts`, `response-phase.ts`) read and fill it;
+ * the processor (`processor.ts`) only sequences them.
+ */
+import type { Usage } from "../../common/canonical/types.ts";
+import { toErrorResponse, type GatewayError } from "../../common/errors.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
+import type { Tracer } from "@opentelemetry/api";
+import type { ResponseCache } from "../cache/response-cache.ts";
+import type { SemanticCache } from "../cache/semantic/semantic-cache.ts";
+import type { EdgeCascade } from "../cascade/cascade.ts";
+import type { EndpointSpec, ParsedCall } from "../endpoints/spec.ts";
+import type { AuthDeps } from "../governance/auth.ts";
+import type { Governor, Ticket } from "../governance/governor.ts";
+import type { Caller } from "../governance/model.ts";
+import type { RequestFailover } from "../resilience/request-failover.ts";
+import type { PolicyDecision } from "../routing/policy/index.ts";
+import type { ProviderRoute } from "../routing/provider-route.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { RoutingState } from "../runtime/routing-state.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { RequestTrace } from "../telemetry/request-trace.ts";
+import { endRequestTrace } from "../telemetry/request-trace-spans.ts";
+import { logOnly, type Telemetry } from "../telemetry/telemetry.ts";
+import type { CallPlan } from "../translators/compose.ts";
+import type { StreamTranslator } from "../translators/translator.ts";
+import { settlementUsage } from "./admission.ts";
+import { RequestCache } from "./cache-stage.ts";
+import type { Headers, Outcome } from "./outcome.ts";
+import { requestRecord, type Transport } from "./request-record.ts";
+import type { RunawayStage } from "./runaway-stage.ts";
+
+/** The caller as the transport identifies it. */
+export interface ClientIdentity {
+  /** Source IP (no port). */
+  address?: string;
+  /** Workload identity (SPIFFE URI) from mTLS. */
+  principal?: string;
+}
+
+export interface ProcessorDeps {
+  /** The snapshot requests start under (swapped when the control plane pushes a policy) and the routing state that outlives it. */
+  runtime: Runtime;
+  logger: Logger;
+  /** Who may call and how much: authentication and limits. Absent → neither (embedded tests). */
+  governance?: Governance;
+  /** The exact response cache (`cache.exact`); absent → no exact caching. */
+  cache?: ResponseCache;
+  /** The semantic cache (`cache.semantic`); absent → no semantic caching. */
+  semanticCache?: SemanticCache;
+  /** OpenTelemetry tracer (`telemetry.tracing`); absent → no tracing. */
+  tracer?: Tracer;
+  /** Where finished requests go (log line, metrics); absent → the log line alone. */
+  telemetry?: Telemetry;
+}
+
+/** Authentication (tenants, keys, workload identities) and the limits governor. */
+export interface Governance {
+  auth: AuthDeps;
+  governor: Governor;
+}
+
+/** Where the call was sent: an edge agent (the cascade decides on its answer) or a provider. */
+export type Upstream =
+  | { kind: "edge"; cascade: EdgeCascade }
+  | {
+      kind: "cloud";
+      decision: ProviderRoute;
+      /** Absent when the call could not be planned for the provider (the client got the error). */
+      plan: CallPlan | undefined;
+      failover: RequestFailover | undefined;
+    };
+
+/** The answer as it comes back. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /** A streamed answer's translator. */
+  stream?: StreamTranslator;
+  usage?: Usage;
+  /** When the first answer bytes of a stream went towards the client (TTFT). */
+  firstByteAt?: number;
+}
+
+export class RequestContext {
+  readonly startedAt = performance.now();
+  /** The configuration this request runs under: a policy pushed mid-request applies from the next one. */
+  readonly snapshot: RuntimeSnapshot;
+  readonly state: RoutingState;
+  /** The caches' part: lookup, and the answer stored after a miss. */
+  readonly cache: RequestCache;
+  /** Aborted when the transport gives up on the request: fallback calls stop. */
+  readonly gone = new AbortController();
+
+  // The request, as its headers and body said.
+  spec: EndpointSpec | undefined;
+  id = "";
+  query = "";
+  headers: Headers = {};
+  client: ClientIdentity = {};
+  /** The client's request bytes, for a fallback that sends them as they are. */
+  body: Buffer | undefined;
+  trace: RequestTrace | undefined;
+  /** Shadow mode: decide and record, change nothing (`shadow:` config, or Envoy's observability mode). */
+  shadow = false;
+  observing = false;
+
+  // The call: who, what, where.
+  caller: Caller | undefined;
+  ticket: Ticket | undefined;
+  /** Runaway protection's part (fingerprint, answer recorded for repeats, replay), once admitted. */
+  runaway: RunawayStage | undefined;
+  parsed: ParsedCall | undefined;
+  /** The routing policy's decision, when it was consulted. */
+  policy: PolicyDecision | undefined;
+  /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
+  edgeIntent: string | undefined;
+  upstream: Upstream | undefined;
+
+  answer: Answer = { status: 0, headers: {} };
+  logged = false;
+
+  constructor(
+    readonly deps: ProcessorDeps,
+    readonly transport: Transport,
+  ) {
+    this.snapshot = deps.runtime.current();
+    this.state = deps.runtime.state;
+    this.cache = new RequestCache(deps, this.snapshot.config);
+  }
+
+  get config(): RuntimeSnapshot["config"] {
+    return this.snapshot.config;
+  }
+
+  get cascade(): EdgeCascade | undefined {
+    return this.upstream?.kind === "edge" ? this.upstream.cascade : undefined;
+  }
+
+  /** The provider a cloud call (or its fallback) went to. */
+  get cloud(): (Upstream & { kind: "cloud" }) | undefined {
+    return this.upstream?.kind === "cloud" ? this.upstream : undefined;
+  }
+
+  /** Ends the request with `error` as the client's answer. */
+  reject(error: GatewayError): Outcome {
+    this.finish(error);
+    const response = toErrorResponse(error, this.id || undefined);
+    if (this.trace) Object.assign(response.headers, this.trace.responseHeaders());
+    return { kind: "respond", response };
+  }
+
+  /** Ends the request: settles its admission and hands its one record to telemetry (log line, metrics). */
+  finish(error?: GatewayError): void {
+    if (this.logged) return;
+    this.logged = true;
+    const cloud = this.cloud;
+    const record = requestRecord({
+      requestId: this.id,
+      traceId: this.trace?.traceId,
+      transport: this.transport,
+      config: this.config,
+      caller: this.caller,
+      endpoint: this.spec?.name,
+      parsed: this.parsed,
+      decision: cloud?.decision,
+      cascade: this.cascade,
+      policy: this.policy,
+      edgeIntent: this.edgeIntent,
+      cache: this.cache,
+      status: this.answer.status,
+      error,
+      usage: this.answer.usage,
+      startedAt: this.startedAt,
+      firstByteAt: this.answer.firstByteAt,
+      now: performance.now(),
+      shadow: this.shadow,
+      runaway: this.runaway?.outcome,
+      attempts: cloud?.failover?.log,
+    });
+    const cost = record.cost_usd;
+    if (typeof cost === "number") this.state.cloudSpend.add(cost);
+    this.settleTicket(cost, error);
+    this.runaway?.finished(error);
+    const target = record.route === "cache" ? undefined : record.route;
+    if (target && !error) {
+      this.state.sticky.set(this.headers["x-gearbox-conversation-id"], target);
+      if (target === "cloud" && !this.cascade && this.answer.status === 200 && !this.parsed?.stream)
+        this.state.cloudLatency.record(performance.now() - this.startedAt);
+    }
+    (this.deps.telemetry ?? logOnly(this.deps.logger)).request(record, this.config);
+    endRequestTrace(this.trace, record, this.parsed, cloud?.decision.provider, error);
+  }
+
+  /** Books what the call used against the caller's limits (real usage in place of the estimate). */
+  private settleTicket(cost: number | null | undefined, error?: GatewayError): void {
+    const ticket = this.ticket;
+    if (!ticket) return;
+    this.ticket = undefined;
+    // Shadowed: nothing went upstream through Gearbox; the admission is handed back at once.
+    if (this.shadow) return void ticket.release();
+    const usage = settlementUsage(this.answer.usage, this.cascade?.event, cost);
+    void (error ? ticket.release(usage) : ticket.settle(usage));
+  }
+}
