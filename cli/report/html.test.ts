@@ -145,18 +145,17 @@ test(
       if (r.url() !== pathToFileURL(html).href) fetched.push(r.url());
     });
     await page.goto(pathToFileURL(html).href, { waitUntil: "load" });
-    const charts = await page.$$eval("figure.chart", (figures) =>
-      figures.map((f) => {
-        const mark = f.getAttribute("data-mark") ?? "";
-        const svg = f.querySelector("svg");
-        const box = svg?.getBoundingClientRect();
-        return {
-          id: f.getAttribute("data-chart") ?? "",
-          marks: svg ? svg.querySelectorAll(`g.mark-${mark}.role-mark > path`).length : -1,
-          visible: box !== undefined && box.width > 100 && box.height > 50,
-        };
-      }),
-    );
+    // Runs in the page (the project's TypeScript has no DOM types: the script is a string).
+    const charts = await page.evaluate<{ id: string; marks: number; visible: boolean }[]>(`[...document.querySelectorAll("figure.chart")].map((f) => {
+    const mark = f.getAttribute("data-mark") ?? "";
+    const svg = f.querySelector("svg");
+    const box = svg?.getBoundingClientRect();
+    return {
+      id: f.getAttribute("data-chart") ?? "",
+      marks: svg ? svg.querySelectorAll("g.mark-" + mark + ".role-mark > path").length : -1,
+      visible: box !== undefined && box.width > 100 && box.height > 50,
+    };
+  })`);
     const expected = expectedMarks(data);
     assert.deepEqual(
       charts.map((c) => c.id),
@@ -166,7 +165,7 @@ test(
       assert.equal(c.marks, expected[c.id], `chart ${c.id}: ${c.marks} marks, ${expected[c.id]} expected`);
       assert.ok(c.visible, `chart ${c.id} is not visible`);
     }
-    const tenants = await page.$$eval("section[data-table=tenant] tbody tr", (rows) => rows.map((r) => r.querySelector("th")?.textContent));
+    const tenants = await page.evaluate<string[]>(`[...document.querySelectorAll("section[data-table=tenant] tbody th")].map((th) => th.textContent)`);
     assert.deepEqual(tenants, ["shop", "acme"]);
     assert.match((await page.textContent(".answers")) ?? "", /saved/);
     mkdirSync(ARTIFACTS, { recursive: true });
