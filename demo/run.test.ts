@@ -4,6 +4,7 @@
  * per cloud row, and the printed lines say what is fake.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { DEMO_SCRIPT } from "./script.ts";
 import { runDemo } from "./run.ts";
@@ -44,4 +45,16 @@ test("the demo's totals are the request log's, and it says what is a stand-in", 
   assert.match(text, new RegExp(`requests ${script.length}: edge ${byRoute.edge}, cloud ${byRoute.cloud} \\(${totals.upgrades} upgraded`));
   assert.match(text, /STAND-IN/);
   assert.match(text, /random bytes/);
+  // It ends with gearbox report on its own log: the report's totals are the log's.
+  const report = JSON.parse(readFileSync(result.report.json, "utf8")) as {
+    requests: { total: number; by_route: Record<string, number> };
+    cost: { actual_usd: number };
+  };
+  assert.equal(report.requests.total, script.length);
+  assert.deepEqual(report.requests.by_route, { edge: byRoute.edge, cloud: byRoute.cloud, cache: byRoute.cache, none: byRoute["-"] });
+  assert.equal(report.cost.actual_usd.toFixed(6), cost.toFixed(6));
+  assert.ok(
+    lines.some((l) => l.includes(result.report.html)),
+    "the demo prints where the report is",
+  );
 });

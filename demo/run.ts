@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -17,6 +17,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../common/net/free-port.ts";
 import { writeTinyGguf } from "../edge-agent/model/tiny-gguf.ts";
+import { writeReport } from "../cli/report/main.ts";
 import { startCloudStandIn } from "./cloud-stand-in.ts";
 import { DEMO_SCRIPT, type DemoStep } from "./script.ts";
 import { headerLine, printable, rowLine, rowOf, totalsLines, totalsOf, type DemoRow, type DemoTotals, type LoggedRequest } from "./table.ts";
@@ -32,6 +33,8 @@ export interface DemoOptions {
   out?: (line: string) => void;
   /** Print the gateway's start-up report too (default true). */
   banner?: boolean;
+  /** Where the demo writes its request log and `gearbox report` of it (default: a new folder under the system's temp dir). */
+  reportDir?: string;
 }
 
 export interface DemoResult {
@@ -41,6 +44,8 @@ export interface DemoResult {
   log: LoggedRequest[];
   /** Chat calls the cloud stand-in answered. */
   cloudCalls: number;
+  /** The request log and the report written from it. */
+  report: { log: string; html: string; markdown: string; json: string };
 }
 
 function configYaml(ports: Record<"extproc" | "http" | "admin" | "metrics" | "xds", number>, model: string, cloudBaseUrl: string): string {
@@ -80,15 +85,18 @@ function childEnv(configFile: string, adminKey: string, cloudKey: string): NodeJ
 interface Gateway {
   child: ChildProcess;
   logs: Map<string, LoggedRequest>;
+  /** Every JSON line the gateway wrote, as written (what `gearbox report` reads). */
+  lines: string[];
   banner: string[];
   stderr: string[];
 }
 
 function startGateway(env: NodeJS.ProcessEnv): Gateway {
   const child = spawn(process.execPath, [GEARBOX, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  const gateway: Gateway = { child, logs: new Map(), banner: [], stderr: [] };
+  const gateway: Gateway = { child, logs: new Map(), lines: [], banner: [], stderr: [] };
   createInterface({ input: child.stdout }).on("line", (line) => {
     if (!line.startsWith("{")) return void gateway.banner.push(line);
+    gateway.lines.push(line);
     try {
       const entry = JSON.parse(line) as LoggedRequest & { msg?: string };
       if (entry.msg === "request") gateway.logs.set(entry.request_id, entry);
@@ -132,6 +140,15 @@ async function logLineOf(gateway: Gateway, requestId: string): Promise<LoggedReq
     await sleep(20);
   }
   throw new Error(`no request log line for ${requestId}`);
+}
+
+/** Writes the gateway's log lines to `dir/gearbox.log` and `gearbox report` of it into `dir`. */
+async function reportOn(lines: readonly string[], dir: string): Promise<DemoResult["report"]> {
+  await mkdir(dir, { recursive: true });
+  const log = path.join(dir, "gearbox.log");
+  await writeFile(log, lines.map((l) => `${l}\n`).join(""));
+  const written = await writeReport({ files: [log], out: dir, filters: {} });
+  return { log, html: written.html, markdown: written.markdown, json: written.json };
 }
 
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
@@ -186,7 +203,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     out("");
     for (const line of totalsLines(totals)) out(line);
     out("(cloud costs are list prices of gpt-4o-mini for the stand-in's token counts; the edge is free)");
-    return { rows, totals, log, cloudCalls: cloud.calls };
+    const report = await reportOn(gateway.lines, options.reportDir ?? (await mkdtemp(path.join(tmpdir(), "gearbox-demo-report-"))));
+    out("");
+    out("gearbox report on this run's request log (the same command works on any Gearbox log):");
+    out(`  log      ${report.log}`);
+    out(`  html     ${report.html}`);
+    out(`  summary  ${report.markdown}`);
+    out(`  json     ${report.json}`);
+    return { rows, totals, log, cloudCalls: cloud.calls, report };
   } finally {
     if (gateway && gateway.child.exitCode === null) {
       gateway.child.kill("SIGTERM");
