@@ -40,7 +40,7 @@ async function writeLog(file: string): Promise<void> {
               : k === 18
                 ? `,"cache":"miss","status":429,"error_code":"rate_limit_requests_per_second","duration_ms":1`
                 : `,"cache":"miss","status":502,"error_code":"upstream_error","fallback":"openai:502>deepseek","duration_ms":${d}`;
-    if (!out.write(`${base}${rest},"msg":"request"}\n`)) await new Promise((r) => out.once("drain", r));
+    if (!out.write(`${base}${rest},"msg":"request"}\n`)) await new Promise<void>((r) => out.once("drain", () => r()));
     if (i % 50 === 0) out.write(`{"level":30,"time":"${new Date(t0 + i * 600).toISOString()}","component":"gearbox","msg":"ext_proc stream opened"}\n`);
   }
   await new Promise((r) => out.end(r));
