@@ -359,7 +359,7 @@ for (const [what, body, param] of BAD) {
 }
 
 test("reports every bad field in one pass", () => {
-  const parsed = parseAnthropicMessagesRequest({ model: 1, messages: [{ role: "user", content: [{ type: "bogus" }] }], temperature: 3 });
+  const parsed = parseAnthropicMessagesRequest({ model: 1, messages: [{ role: "user", content: [{ type: "tool_use" }] }], temperature: 3 });
   assert.equal(parsed.ok, false);
   if (parsed.ok) return;
   assert.deepEqual(

@@ -14,18 +14,59 @@
  *   `redacted_thinking` blocks are dropped: no other backend can read them.
  * - `document` blocks: base64 PDF → file part (a data URL, `title` as file name); plain-text and
  *   `content` sources → text/image parts; `file` source → file part by id (only a backend that
- *   knows the id can use it); URL PDFs → 400. Image `file` sources → 400.
+ *   knows the id can use it).
  * - `cache_control`, `citations` and document `context` have no canonical equivalent: dropped.
- * - Only custom tools (`input_schema`) are accepted; Anthropic server tools (`web_search_…`,
- *   `bash_…`, …) cannot be offered through other providers → 400.
+ * - What only Anthropic can run is not an error here but an *Anthropic-only* field, listed in
+ *   `anthropicOnly` and left out of the canonical request: server tools (`web_search_…`,
+ *   `code_execution_…`, memory, tool search…), blocks the canonical model has no room for
+ *   (`server_tool_use`, `mcp_tool_use`, `*_tool_result`, `compaction`, `tool_reference` or images
+ *   inside a `tool_result`, non-text blocks in a `system` turn), URL PDFs, image `file` sources,
+ *   `mcp_servers`, `container`, `context_management`. The client's bytes reach an Anthropic backend
+ *   unchanged; any other backend refuses the call with a 400 naming the first such field
+ *   (`endpoints/anthropic-messages.ts`). `parseAnthropicMessagesRequest` is the strict form: it
+ *   fails on the first of them.
  * - `top_k`, `thinking`, `service_tier` and other fields the canonical model lacks are validated
  *   where cheap and kept in `extra` under their Anthropic names.
+ * - Structured output, `output_config.format` (or the beta's top-level `output_format`)
+ *   `{type: "json_schema", schema}`, is the canonical `json_schema` response format (named
+ *   `output`), so every backend gets it in its own form; `output_config` itself stays in `extra`.
  * - Anthropic always reports usage on streams, so a streaming request sets `includeUsage`.
  */
-import type { AssistantMessage, ChatRequest, ContentPart, FunctionTool, ImagePart, Message, TextPart, ToolCall, ToolMessage } from "../canonical/types.ts";
+import type {
+  AssistantMessage,
+  ChatRequest,
+  ContentPart,
+  FunctionTool,
+  ImagePart,
+  Message,
+  ResponseFormat,
+  TextPart,
+  ToolCall,
+  ToolMessage,
+} from "../canonical/types.ts";
 import { unreachable } from "../errors.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { extraFields, FieldReader, isObject, type FieldError, type JsonObject } from "./fields.ts";
+
+/** A parsed Messages request and what in it only an Anthropic backend can serve. */
+export interface AnthropicMessagesParse {
+  request: ChatRequest;
+  /** Fields the canonical model cannot carry, first one first; empty when any backend can serve it. */
+  anthropicOnly: FieldError[];
+}
+
+/** A field reader that also records the fields only Anthropic can serve. */
+class MessagesReader extends FieldReader {
+  readonly anthropicOnly: FieldError[] = [];
+
+  only(param: string, what: string): undefined {
+    this.anthropicOnly.push({ param, message: `'${param}' ${what}` });
+    return undefined;
+  }
+}
+
+/** Top-level fields that configure Anthropic-run machinery no other backend has. */
+const ANTHROPIC_ONLY_FIELDS = ["mcp_servers", "container", "context_management"] as const;
 
 const KNOWN_FIELDS = new Set([
   "model",
@@ -39,6 +80,7 @@ const KNOWN_FIELDS = new Set([
   "tools",
   "tool_choice",
   "metadata",
+  "output_format",
 ]);
 
 const ROLES = ["user", "assistant", "system"] as const;
@@ -47,9 +89,17 @@ const ASSISTANT_BLOCKS = ["text", "tool_use", "thinking", "redacted_thinking"] a
 const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
-/** Parses an Anthropic Messages request body (already JSON-decoded) into the canonical model. */
+/** Parses an Anthropic Messages request body (already JSON-decoded) into the canonical model; fails on Anthropic-only fields. */
 export function parseAnthropicMessagesRequest(json: unknown): Result<ChatRequest, FieldError> {
-  const r = new FieldReader();
+  const parsed = parseAnthropicMessages(json);
+  if (!parsed.ok) return parsed;
+  const [first] = parsed.value.anthropicOnly;
+  return first ? fail(first) : ok(parsed.value.request);
+}
+
+/** Parses a Messages request, keeping Anthropic-only fields aside instead of failing on them. */
+export function parseAnthropicMessages(json: unknown): Result<AnthropicMessagesParse, FieldError> {
+  const r = new MessagesReader();
   if (!isObject(json)) return fail({ param: "", message: "The request body must be a JSON object." });
 
   const model = r.string(json, "model", "model", true);
@@ -76,8 +126,10 @@ export function parseAnthropicMessagesRequest(json: unknown): Result<ChatRequest
   assign(request, "user", metadata && r.string(metadata, "user_id", "metadata.user_id"));
   assign(request, "tools", readTools(r, json));
   readToolChoice(r, json, request);
+  assign(request, "responseFormat", readOutputFormat(r, json));
+  for (const field of ANTHROPIC_ONLY_FIELDS) if (!isAbsent(json[field])) r.only(field, "configures machinery only Anthropic runs.");
 
-  return r.errors.length > 0 ? fail(...r.errors) : ok(request);
+  return r.errors.length > 0 ? fail(...r.errors) : ok({ request, anthropicOnly: r.anthropicOnly });
 }
 
 function assign<K extends keyof ChatRequest>(target: ChatRequest, key: K, value: ChatRequest[K] | undefined): void {
@@ -89,18 +141,18 @@ function isAbsent(value: unknown): value is null | undefined {
 }
 
 /** `FieldReader.oneOf`, but a missing value is an error too. */
-function requiredOneOf<T extends string>(r: FieldReader, obj: JsonObject, key: string, path: string, allowed: readonly T[]): T | undefined {
+function requiredOneOf<T extends string>(r: MessagesReader, obj: JsonObject, key: string, path: string, allowed: readonly T[]): T | undefined {
   if (isAbsent(obj[key])) return r.fail(path, `'${path}' is required.`);
   return r.oneOf(obj, key, path, allowed);
 }
 
 /** A required string that must not be empty. */
-function nonEmpty(r: FieldReader, obj: JsonObject, key: string, path: string): string | undefined {
+function nonEmpty(r: MessagesReader, obj: JsonObject, key: string, path: string): string | undefined {
   const value = r.string(obj, key, path, true);
   return value === "" ? r.fail(path, `'${path}' must not be empty.`) : value;
 }
 
-function readSystem(r: FieldReader, json: JsonObject): Message | undefined {
+function readSystem(r: MessagesReader, json: JsonObject): Message | undefined {
   const value = json.system;
   if (isAbsent(value) || value === "") return undefined;
   if (typeof value === "string") return { role: "system", content: value };
@@ -109,15 +161,15 @@ function readSystem(r: FieldReader, json: JsonObject): Message | undefined {
   return parts.length > 0 ? { role: "system", content: parts } : undefined;
 }
 
-/** Blocks that may only be text (system prompts, tool results). */
-function readTextBlocks(r: FieldReader, blocks: unknown[], path: string, where: string): TextPart[] {
+/** Blocks the canonical model carries only as text (system prompts, tool results); others are Anthropic-only. */
+function readTextBlocks(r: MessagesReader, blocks: unknown[], path: string, where: string): TextPart[] {
   const parts: TextPart[] = [];
   blocks.forEach((block, i) => {
     const p = `${path}[${i}]`;
     if (!isObject(block)) return r.fail(p, `'${p}' must be an object.`);
     const type = r.string(block, "type", `${p}.type`, true);
     if (type === undefined) return undefined;
-    if (type !== "text") return r.fail(`${p}.type`, `'${p}.type' must be 'text' ${where}, got '${type}'.`);
+    if (type !== "text") return r.only(`${p}.type`, `'${type}': only an Anthropic backend takes anything but 'text' ${where}.`);
     const text = r.string(block, "text", `${p}.text`, true);
     if (text !== undefined) parts.push({ type: "text", text });
   });
@@ -125,7 +177,7 @@ function readTextBlocks(r: FieldReader, blocks: unknown[], path: string, where: 
 }
 
 /** One Anthropic turn → one or more canonical messages (a user turn may carry tool results). */
-function readMessage(r: FieldReader, raw: unknown, path: string, out: Message[]): void {
+function readMessage(r: MessagesReader, raw: unknown, path: string, out: Message[]): void {
   if (!isObject(raw)) {
     r.fail(path, `'${path}' must be an object.`);
     return;
@@ -157,16 +209,16 @@ function readMessage(r: FieldReader, raw: unknown, path: string, out: Message[])
 }
 
 /** The block's `type`, or a failure saying why this role cannot carry it. */
-function blockType<T extends string>(r: FieldReader, block: JsonObject, p: string, allowed: readonly T[], role: "user" | "assistant"): T | undefined {
+function blockType<T extends string>(r: MessagesReader, block: JsonObject, p: string, allowed: readonly T[], role: "user" | "assistant"): T | undefined {
   const type = r.string(block, "type", `${p}.type`, true);
   if (type === undefined) return undefined;
   if ((allowed as readonly string[]).includes(type)) return type as T;
   const other: readonly string[] = role === "user" ? ASSISTANT_BLOCKS : USER_BLOCKS;
-  const why = other.includes(type) ? `is not allowed in ${role} messages` : "is not supported by Gearbox";
-  return r.fail(`${p}.type`, `'${p}.type' '${type}' ${why}; expected one of ${allowed.map((a) => `'${a}'`).join(", ")}.`);
+  if (!other.includes(type)) return r.only(`${p}.type`, `'${type}' is a block only an Anthropic backend reads.`);
+  return r.fail(`${p}.type`, `'${p}.type' '${type}' is not allowed in ${role} messages; expected one of ${allowed.map((a) => `'${a}'`).join(", ")}.`);
 }
 
-function readUserBlocks(r: FieldReader, blocks: unknown[], path: string, out: Message[]): void {
+function readUserBlocks(r: MessagesReader, blocks: unknown[], path: string, out: Message[]): void {
   const results: ToolMessage[] = [];
   const parts: ContentPart[] = [];
   blocks.forEach((block, i) => {
@@ -202,7 +254,7 @@ function readUserBlocks(r: FieldReader, blocks: unknown[], path: string, out: Me
   if (parts.length > 0) out.push({ role: "user", content: parts });
 }
 
-function readAssistantBlocks(r: FieldReader, blocks: unknown[], path: string, out: Message[]): void {
+function readAssistantBlocks(r: MessagesReader, blocks: unknown[], path: string, out: Message[]): void {
   const parts: TextPart[] = [];
   const toolCalls: ToolCall[] = [];
   const reasoning: string[] = [];
@@ -241,7 +293,7 @@ function readAssistantBlocks(r: FieldReader, blocks: unknown[], path: string, ou
   out.push(message);
 }
 
-function readImage(r: FieldReader, block: JsonObject, p: string): ImagePart | undefined {
+function readImage(r: MessagesReader, block: JsonObject, p: string): ImagePart | undefined {
   const sp = `${p}.source`;
   const source = isAbsent(block.source) ? r.fail(sp, `'${sp}' is required.`) : r.object(block, "source", sp);
   if (!source) return undefined;
@@ -259,13 +311,13 @@ function readImage(r: FieldReader, block: JsonObject, p: string): ImagePart | un
       return url === undefined ? undefined : { type: "image", url };
     }
     case "file":
-      return r.fail(`${sp}.type`, `'${sp}.type' 'file' is not supported by Gearbox: send the image as 'base64' or 'url'.`);
+      return r.only(`${sp}.type`, "'file': only Anthropic can read its Files API ids for images; send 'base64' or 'url' for other backends.");
     default:
       return unreachable(type, "image source");
   }
 }
 
-function readDocument(r: FieldReader, block: JsonObject, p: string): ContentPart[] {
+function readDocument(r: MessagesReader, block: JsonObject, p: string): ContentPart[] {
   const sp = `${p}.source`;
   const source = isAbsent(block.source) ? r.fail(sp, `'${sp}' is required.`) : r.object(block, "source", sp);
   if (!source) return [];
@@ -292,7 +344,7 @@ function readDocument(r: FieldReader, block: JsonObject, p: string): ContentPart
       return fileId === undefined ? [] : [{ type: "file", fileId }];
     }
     case "url":
-      r.fail(`${sp}.type`, `'${sp}.type' 'url' is not supported by Gearbox: send the PDF as 'base64'.`);
+      r.only(`${sp}.type`, "'url': only Anthropic fetches PDFs by URL; send 'base64' for other backends.");
       return [];
     default:
       return unreachable(type, "document source");
@@ -300,7 +352,7 @@ function readDocument(r: FieldReader, block: JsonObject, p: string): ContentPart
 }
 
 /** A `content` document source: a string, or text and image blocks. */
-function readDocumentContent(r: FieldReader, source: JsonObject, path: string): ContentPart[] {
+function readDocumentContent(r: MessagesReader, source: JsonObject, path: string): ContentPart[] {
   const value = source.content;
   if (typeof value === "string") return [{ type: "text", text: value }];
   if (!Array.isArray(value)) {
@@ -323,7 +375,7 @@ function readDocumentContent(r: FieldReader, source: JsonObject, path: string): 
   return parts;
 }
 
-function readToolResult(r: FieldReader, block: JsonObject, p: string): ToolMessage | undefined {
+function readToolResult(r: MessagesReader, block: JsonObject, p: string): ToolMessage | undefined {
   const toolCallId = nonEmpty(r, block, "tool_use_id", `${p}.tool_use_id`);
   const isError = r.boolean(block, "is_error", `${p}.is_error`) === true;
   const value = block.content;
@@ -338,7 +390,7 @@ function readToolResult(r: FieldReader, block: JsonObject, p: string): ToolMessa
   return { role: "tool", toolCallId, content };
 }
 
-function readStopSequences(r: FieldReader, json: JsonObject): string[] | undefined {
+function readStopSequences(r: MessagesReader, json: JsonObject): string[] | undefined {
   const list = r.array(json, "stop_sequences", "stop_sequences");
   if (!list) return undefined;
   const stops: string[] = [];
@@ -349,7 +401,7 @@ function readStopSequences(r: FieldReader, json: JsonObject): string[] | undefin
   return stops.length > 0 ? stops : undefined; // `[]` means none; some backends reject an empty `stop`
 }
 
-function readTools(r: FieldReader, json: JsonObject): FunctionTool[] | undefined {
+function readTools(r: MessagesReader, json: JsonObject): FunctionTool[] | undefined {
   const list = r.array(json, "tools", "tools");
   if (!list) return undefined;
   const tools: FunctionTool[] = [];
@@ -357,12 +409,7 @@ function readTools(r: FieldReader, json: JsonObject): FunctionTool[] | undefined
     const p = `tools[${i}]`;
     if (!isObject(item)) return r.fail(p, `'${p}' must be an object.`);
     const type = r.string(item, "type", `${p}.type`);
-    if (type !== undefined && type !== "custom") {
-      return r.fail(
-        `${p}.type`,
-        `'${p}.type' '${type}' is an Anthropic server tool, which Gearbox does not support; only custom tools (name, description, input_schema) are.`,
-      );
-    }
+    if (type !== undefined && type !== "custom") return r.only(`${p}.type`, `'${type}' is an Anthropic server tool: only an Anthropic backend runs it.`);
     const name = r.string(item, "name", `${p}.name`, true);
     if (name !== undefined && !TOOL_NAME.test(name)) {
       r.fail(`${p}.name`, `'${p}.name' must be 1-128 characters of a-z, A-Z, 0-9, _ or -.`);
@@ -382,7 +429,7 @@ function readTools(r: FieldReader, json: JsonObject): FunctionTool[] | undefined
 }
 
 /** `tool_choice` → canonical choice; `disable_parallel_tool_use: true` → `parallelToolCalls: false`. */
-function readToolChoice(r: FieldReader, json: JsonObject, request: ChatRequest): void {
+function readToolChoice(r: MessagesReader, json: JsonObject, request: ChatRequest): void {
   const choice = r.object(json, "tool_choice", "tool_choice");
   if (!choice) return;
   const type = requiredOneOf(r, choice, "type", "tool_choice.type", ["auto", "any", "tool", "none"] as const);
@@ -405,4 +452,17 @@ function readToolChoice(r: FieldReader, json: JsonObject, request: ChatRequest):
     default:
       return unreachable(type, "tool choice");
   }
+}
+
+/** `output_config.format` (or the beta's `output_format`) → the canonical JSON-schema response format. */
+function readOutputFormat(r: MessagesReader, json: JsonObject): ResponseFormat | undefined {
+  const config = r.object(json, "output_config", "output_config");
+  const inConfig = config !== undefined && !isAbsent(config.format);
+  const path = inConfig ? "output_config.format" : "output_format";
+  const format = inConfig ? r.object(config, "format", path) : r.object(json, "output_format", path);
+  if (!format) return undefined;
+  const type = requiredOneOf(r, format, "type", `${path}.type`, ["json_schema"] as const);
+  const schema = isAbsent(format.schema) ? r.fail(`${path}.schema`, `'${path}.schema' is required.`) : r.object(format, "schema", `${path}.schema`);
+  if (type === undefined || schema === undefined) return undefined;
+  return { type: "json_schema", name: "output", schema, strict: true };
 }

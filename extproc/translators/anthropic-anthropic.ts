@@ -1,18 +1,20 @@
 /**
  * Anthropic-speaking client → Anthropic backend: the client's bytes go upstream unchanged (but
  * for the model name), so everything Anthropic-only (cache_control, thinking, server tools)
- * survives; the backend codec only reads usage on the way back.
+ * survives; the backend codec only reads usage on the way back. The client's `anthropic-version`
+ * and `anthropic-beta` headers go upstream as sent (Gearbox sets neither: the beta features a
+ * body uses need the client's own), as a direct call to Anthropic would.
  */
 import type { Usage } from "../../common/canonical/types.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import { anthropicBackend } from "./backends/anthropic.ts";
-import { ANTHROPIC_MESSAGES_PATH, ANTHROPIC_VERSION } from "./backends/anthropic-wire.ts";
+import { ANTHROPIC_MESSAGES_PATH } from "./backends/anthropic-wire.ts";
 import type { BackendContext } from "./codec.ts";
 import type { CallPlan } from "./compose.ts";
 import type { StreamTranslator, TranslatedChunk } from "./translator.ts";
 
 export function planAnthropicToAnthropic(raw: JsonObject, model: string, ctx: BackendContext): CallPlan {
-  const headers = { "content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION };
+  const headers = { "content-type": "application/json" };
   const body = model === ctx.upstreamModel ? undefined : Buffer.from(JSON.stringify({ ...raw, model: ctx.upstreamModel }));
   return {
     upstream: body ? { path: ANTHROPIC_MESSAGES_PATH, headers, body } : { path: ANTHROPIC_MESSAGES_PATH, headers },

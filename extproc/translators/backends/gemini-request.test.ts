@@ -191,11 +191,10 @@ test("thought signatures: Gemini 3 gets the documented placeholder on each assis
   assert.deepEqual(signatures("models/gemini-1.5-pro"), [null, null, null]);
 });
 
-test("tools → functionDeclarations with cleaned schemas; parameterless functions omit parameters; $ref schemas go as parametersJsonSchema", () => {
+test("tools → functionDeclarations with cleaned schemas; parameterless functions omit parameters; $ref or constraint schemas go as parametersJsonSchema", () => {
   const schema = {
     $schema: "http://json-schema.org/draft-07/schema#",
     type: "object",
-    additionalProperties: false,
     properties: { city: { type: "string", description: "City", format: "uri" }, unit: { type: ["string", "null"], enum: ["c", "f"] } },
     required: ["city", "ghost"],
   };
@@ -206,6 +205,7 @@ test("tools → functionDeclarations with cleaned schemas; parameterless functio
         { type: "function", function: { name: "weather", description: "Get weather", parameters: schema, strict: true } },
         { type: "function", function: { name: "now", parameters: { type: "object", properties: {} } } },
         { type: "function", function: { name: "refs", parameters: withRef } },
+        { type: "function", function: { name: "closed", parameters: { type: "object", properties: { a: { type: "string" } }, additionalProperties: false } } },
       ],
     }),
   );
@@ -223,6 +223,7 @@ test("tools → functionDeclarations with cleaned schemas; parameterless functio
         },
         { name: "now" },
         { name: "refs", parametersJsonSchema: { type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } } } },
+        { name: "closed", parametersJsonSchema: { type: "object", properties: { a: { type: "string" } }, additionalProperties: false } },
       ],
     },
   ]);
@@ -271,7 +272,7 @@ test("generationConfig: sampling, length, stops, candidates, seed, penalties, lo
   assert.deepEqual(body(openai({ logprobs: false, top_logprobs: 2 })).generationConfig, undefined);
 });
 
-test("response_format: json_object → application/json; json_schema → + cleaned responseSchema, or responseJsonSchema with $ref", () => {
+test("response_format: json_object → application/json; json_schema → + cleaned responseSchema, or responseJsonSchema when cleaning would lose $ref or a constraint", () => {
   const format = (response_format: unknown) => body(openai({ response_format })).generationConfig;
   assert.deepEqual(format({ type: "json_object" }), { responseMimeType: "application/json" });
   assert.equal(format({ type: "text" }), undefined);
@@ -279,15 +280,15 @@ test("response_format: json_object → application/json; json_schema → + clean
     type: "object",
     properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string", minLength: 1 } } },
     required: ["n"],
-    additionalProperties: false,
   };
   assert.deepEqual(format({ type: "json_schema", json_schema: { name: "out", strict: true, schema } }), {
     responseMimeType: "application/json",
-    responseSchema: {
-      type: "object",
-      properties: { n: { type: "integer" }, tags: { type: "array", items: { type: "string", minLength: 1 } } },
-      required: ["n"],
-    },
+    responseSchema: schema,
+  });
+  const strict = { ...schema, additionalProperties: false };
+  assert.deepEqual(format({ type: "json_schema", json_schema: { name: "out", strict: true, schema: strict } }), {
+    responseMimeType: "application/json",
+    responseJsonSchema: strict,
   });
   const withRef = { $schema: "s", type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } } };
   assert.deepEqual(format({ type: "json_schema", json_schema: { name: "out", schema: withRef } }), {

@@ -23,7 +23,7 @@ import type { AssistantMessage, ChatRequest, ContentPart, Message, ResponseForma
 import { invalidRequest, unreachable } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 import { isPreGemini3 } from "./gemini-model.ts";
-import { asJsonSchema, hasRef, toGeminiParameters, toGeminiSchema } from "./gemini-schema.ts";
+import { asJsonSchema, needsJsonSchema, toGeminiParameters, toGeminiSchema } from "./gemini-schema.ts";
 
 /** The placeholder signature Google documents for function calls it did not generate. */
 export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
@@ -276,7 +276,7 @@ function applyResponseFormat(config: JsonObject, format: ResponseFormat): void {
     case "json_schema": {
       config.responseMimeType = "application/json";
       if (format.schema === undefined) return;
-      if (hasRef(format.schema)) {
+      if (needsJsonSchema(format.schema)) {
         config.responseJsonSchema = asJsonSchema(format.schema);
         return;
       }

@@ -20,9 +20,11 @@
  * - empty `properties` are dropped (Gemini rejects an OBJECT with an empty property map), and
  *   `required` keeps only names that are among `properties`.
  *
- * A schema with `$ref` cannot be expressed as a `Schema`; callers send it as JSON Schema instead
- * (`parametersJsonSchema` / `responseJsonSchema`, which accept `$ref` and `$defs`), with only
- * `$schema` removed: see `hasRef` and `asJsonSchema`.
+ * A schema the cleaner would change the meaning of — one with `$ref`, or a constraint the
+ * `Schema` subset has no room for (`additionalProperties`, `not`, `if`, `multipleOf`,
+ * `uniqueItems`, `exclusiveMinimum`…, `CONSTRAINTS` below) — is sent as JSON Schema instead
+ * (`parametersJsonSchema` / `responseJsonSchema`, which take the full vocabulary), with only
+ * `$schema` removed: see `needsJsonSchema` and `asJsonSchema`.
  */
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
@@ -59,6 +61,38 @@ export function hasRef(schema: unknown, depth = 0): boolean {
   if (Array.isArray(schema)) return schema.some((s) => hasRef(s, depth + 1));
   if (!isObject(schema)) return false;
   return "$ref" in schema || Object.values(schema).some((v) => hasRef(v, depth + 1));
+}
+
+/** Keywords the cleaner would drop although they constrain the value. */
+const CONSTRAINTS = new Set([
+  "additionalProperties",
+  "not",
+  "if",
+  "then",
+  "else",
+  "patternProperties",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "uniqueItems",
+  "prefixItems",
+  "contains",
+  "dependentRequired",
+  "dependentSchemas",
+  "unevaluatedProperties",
+  "propertyNames",
+]);
+
+function hasConstraint(schema: unknown, depth = 0): boolean {
+  if (depth > MAX_DEPTH) return false;
+  if (Array.isArray(schema)) return schema.some((s) => hasConstraint(s, depth + 1));
+  if (!isObject(schema)) return false;
+  return Object.entries(schema).some(([k, v]) => (CONSTRAINTS.has(k) && v !== undefined) || hasConstraint(v, depth + 1));
+}
+
+/** Whether the schema must go as JSON Schema (`*JsonSchema`): the `Schema` subset would lose `$ref` or a constraint. */
+export function needsJsonSchema(schema: unknown): boolean {
+  return hasRef(schema) || hasConstraint(schema);
 }
 
 /** A JSON Schema as Gemini's `*JsonSchema` fields take it: unchanged but for `$schema`. */
@@ -103,14 +137,14 @@ export function toGeminiSchema(schema: unknown, depth = 0): JsonObject {
 
 /**
  * Tool parameters for a function declaration: `{parameters}` as a cleaned `Schema`, or
- * `{parametersJsonSchema}` when the schema uses `$ref`, or nothing for a parameterless function
+ * `{parametersJsonSchema}` when the cleaner would lose `$ref` or a constraint, or nothing for a parameterless function
  * (an OBJECT schema without properties, which Gemini rejects).
  */
 export function toGeminiParameters(schema: JsonObject | undefined): JsonObject {
   if (schema === undefined) return {};
-  if (hasRef(schema)) return { parametersJsonSchema: asJsonSchema(schema) };
   const cleaned = toGeminiSchema(schema);
-  if (cleaned.type === "object" && cleaned.properties === undefined) return {};
+  if (!hasRef(schema) && cleaned.type === "object" && cleaned.properties === undefined) return {};
+  if (needsJsonSchema(schema)) return { parametersJsonSchema: asJsonSchema(schema) };
   return { parameters: cleaned };
 }
 
