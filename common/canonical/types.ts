@@ -82,7 +82,16 @@ export interface FunctionTool {
   strict?: boolean;
 }
 
-export type ToolChoice = { type: "auto" } | { type: "none" } | { type: "required" } | { type: "function"; name: string };
+/**
+ * `allowed`: only the named tools may be called (OpenAI `allowed_tools`); `mode: required` forces
+ * a call to one of them. The full `tools` list stays in the request (a prompt cache keeps it).
+ */
+export type ToolChoice =
+  | { type: "auto" }
+  | { type: "none" }
+  | { type: "required" }
+  | { type: "function"; name: string }
+  | { type: "allowed"; mode: "auto" | "required"; names: string[] };
 
 export type ResponseFormat =
   { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string };

@@ -101,6 +101,8 @@ function toolChoiceToOpenAI(choice: ToolChoice): unknown {
       return choice.type;
     case "function":
       return { type: "function", function: { name: choice.name } };
+    case "allowed":
+      return { type: "allowed_tools", allowed_tools: { mode: choice.mode, tools: choice.names.map((name) => ({ type: "function", function: { name } })) } };
     default:
       return unreachable(choice, "tool choice");
   }

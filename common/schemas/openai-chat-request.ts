@@ -275,7 +275,8 @@ function readTools(r: FieldReader, json: JsonObject): FunctionTool[] | undefined
   list.forEach((item, i) => {
     const p = `tools[${i}]`;
     if (!isObject(item)) return r.fail(p, `'${p}' must be an object.`);
-    if (item.type !== "function") return r.fail(`${p}.type`, `'${p}.type' must be 'function'.`);
+    // Some providers (Mistral) accept a tool without `type`; it can only be a function.
+    if (item.type !== "function" && item.type !== undefined) return r.fail(`${p}.type`, `'${p}.type' must be 'function'.`);
     const fn = r.object(item, "function", `${p}.function`);
     if (!fn) return r.fail(`${p}.function`, `'${p}.function' is required.`);
     const name = r.string(fn, "name", `${p}.function.name`, true);
@@ -299,11 +300,36 @@ function readToolChoice(r: FieldReader, json: JsonObject): ToolChoice | undefine
   const value = json.tool_choice;
   if (value === undefined || value === null) return undefined;
   if (value === "auto" || value === "none" || value === "required") return { type: value };
-  if (isObject(value) && value.type === "function" && isObject(value.function)) {
+  // `{function: {name}}` without a type is a function choice (Hugging Face accepts it).
+  if (isObject(value) && (value.type === "function" || value.type === undefined) && isObject(value.function)) {
     const name = r.string(value.function, "name", "tool_choice.function.name", true);
     return name === undefined ? undefined : { type: "function", name };
   }
-  return r.fail("tool_choice", "'tool_choice' must be 'auto', 'none', 'required' or {\"type\":\"function\",\"function\":{\"name\":...}}.");
+  if (isObject(value) && value.type === "allowed_tools") return readAllowedTools(r, value);
+  return r.fail(
+    "tool_choice",
+    '\'tool_choice\' must be \'auto\', \'none\', \'required\', {"type":"function","function":{"name":...}} or {"type":"allowed_tools",...}.',
+  );
+}
+
+/** `{type: "allowed_tools", allowed_tools: {mode: "auto"|"required", tools: [{type: "function", function: {name}}]}}`. */
+function readAllowedTools(r: FieldReader, value: JsonObject): ToolChoice | undefined {
+  const spec = r.object(value, "allowed_tools", "tool_choice.allowed_tools");
+  if (!spec) return r.fail("tool_choice.allowed_tools", "'tool_choice.allowed_tools' is required.");
+  const mode = r.oneOf(spec, "mode", "tool_choice.allowed_tools.mode", ["auto", "required"] as const);
+  const list = r.array(spec, "tools", "tool_choice.allowed_tools.tools", true);
+  if (mode === undefined || !list)
+    return spec.mode === undefined ? r.fail("tool_choice.allowed_tools.mode", "'tool_choice.allowed_tools.mode' is required.") : undefined;
+  const names: string[] = [];
+  list.forEach((t, i) => {
+    const p = `tool_choice.allowed_tools.tools[${i}]`;
+    const fn = isObject(t) && (t.type === "function" || t.type === undefined) ? r.object(t, "function", `${p}.function`) : undefined;
+    // The Responses API's flat form `{type: "function", name}` too.
+    const name = fn ? r.string(fn, "name", `${p}.function.name`, true) : isObject(t) && typeof t.name === "string" ? t.name : undefined;
+    if (name === undefined) return r.fail(p, `'${p}' must be a function tool: {"type":"function","function":{"name":...}}.`);
+    names.push(name);
+  });
+  return { type: "allowed", mode, names };
 }
 
 function readResponseFormat(r: FieldReader, json: JsonObject): ResponseFormat | undefined {

@@ -15,7 +15,8 @@
  *   budgets and `output_config.effort` depend on the model, and a wrong guess is a 400).
  * - `tools` → `{name, description, input_schema}` (`{type:"object",properties:{}}` when the tool
  *   has no parameters; `strict` is not sent). `tool_choice`: auto → auto, required → any,
- *   none → none, a named function → `{type:"tool"}`; `parallel_tool_calls: false` →
+ *   none → none, a named function → `{type:"tool"}`, `allowed_tools` → only the named tools are
+ *   sent, with auto or any; `parallel_tool_calls: false` →
  *   `disable_parallel_tool_use: true`. A request without tools sends no `tool_choice`; if its
  *   history holds tool calls, a placeholder tool goes out with `tool_choice: none`, since
  *   Anthropic rejects `tool_use`/`tool_result` blocks in a request that defines no tools.
@@ -26,6 +27,7 @@
  *   client's own, or a schema whose root is not an object, a system instruction asks for JSON
  *   instead (best effort: the model may still call a tool or wrap the JSON in prose).
  */
+import { offeredTools } from "../../../common/canonical/tools.ts";
 import type { ChatRequest, FunctionTool, Message, ResponseFormat } from "../../../common/canonical/types.ts";
 import { invalidRequest, unreachable } from "../../../common/errors.ts";
 import type { BackendContext } from "../codec.ts";
@@ -55,7 +57,7 @@ export function toAnthropicRequest(req: ChatRequest, ctx: BackendContext): Anthr
   if (req.n !== undefined && req.n > 1) throw invalidRequest("Anthropic returns a single choice: 'n' must be 1.", "n", "unsupported_parameter");
   if (req.logprobs === true)
     throw invalidRequest("Anthropic does not return log probabilities: 'logprobs' must be false.", "logprobs", "unsupported_parameter");
-  const ownTools = (req.tools ?? []).map(toAnthropicTool);
+  const ownTools = (offeredTools(req) ?? []).map(toAnthropicTool);
   const json = jsonMode(req.responseFormat, ownTools.length > 0);
   const prompt = toAnthropicPrompt(req.messages, json.instruction);
 
@@ -104,6 +106,8 @@ function toolChoice(req: ChatRequest, tools: readonly AnthropicTool[]): Anthropi
       return { type: "any", ...serial };
     case "none":
       return { type: "none" };
+    case "allowed":
+      return { type: choice.mode === "required" ? "any" : "auto", ...serial };
     case "function":
       if (!tools.some((t) => t.name === choice.name)) {
         throw invalidRequest(`'tool_choice' names the function '${choice.name}', which is not in 'tools'.`, "tool_choice.function.name");

@@ -19,6 +19,7 @@
  * keep one. For models newer than 2.x the first function call of each assistant message carries
  * Google's documented placeholder `skip_thought_signature_validator` instead.
  */
+import { offeredTools } from "../../../common/canonical/tools.ts";
 import type { AssistantMessage, ChatRequest, ContentPart, Message, ResponseFormat, TextPart, ToolChoice } from "../../../common/canonical/types.ts";
 import { invalidRequest, unreachable } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
@@ -118,8 +119,9 @@ export function toGeminiRequest(req: ChatRequest, model: string): GeminiRequestB
   if (contents.length === 0) throw invalidRequest("Gemini needs at least one user, assistant or tool message besides system messages.", "messages");
   const body: GeminiRequestBody = { contents };
   if (system.length > 0) body.systemInstruction = { parts: system };
-  if (req.tools && req.tools.length > 0) {
-    const functionDeclarations = req.tools.map((t) => ({
+  const tools = req.toolChoice?.type === "allowed" && req.toolChoice.mode === "auto" ? offeredTools(req) : req.tools;
+  if (tools && tools.length > 0) {
+    const functionDeclarations = tools.map((t) => ({
       name: t.name,
       ...(t.description !== undefined && { description: t.description }),
       ...toGeminiParameters(t.parameters),
@@ -239,6 +241,9 @@ function functionCallingConfig(choice: ToolChoice): GeminiFunctionCallingConfig 
       return { mode: "ANY" };
     case "function":
       return { mode: "ANY", allowedFunctionNames: [choice.name] };
+    case "allowed":
+      // Gemini restricts calls only under ANY; under AUTO the declarations are filtered instead.
+      return choice.mode === "required" ? { mode: "ANY", allowedFunctionNames: choice.names } : { mode: "AUTO" };
     default:
       return unreachable(choice, "tool choice");
   }

@@ -5,6 +5,7 @@
  * streams unless told otherwise. What it cannot do (image links, audio, files, forced tool
  * calls, several choices, logit bias) is a 400 naming the field, never a silent drop.
  */
+import { offeredTools } from "../../../common/canonical/tools.ts";
 import type { ChatRequest, ContentPart, FunctionTool, ImagePart, Message, ResponseFormat, TextPart } from "../../../common/canonical/types.ts";
 import { invalidRequest, unreachable } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
@@ -192,6 +193,13 @@ function toolsFor(req: ChatRequest): OllamaTool[] | undefined {
   switch (choice.type) {
     case "auto":
       return req.tools.map(toOllamaTool);
+    case "allowed":
+      if (choice.mode === "auto") return (offeredTools(req) ?? []).map(toOllamaTool);
+      throw invalidRequest(
+        "Ollama cannot force a tool call: tool_choice 'allowed_tools' with mode 'required' is not supported (use mode 'auto').",
+        "tool_choice.allowed_tools.mode",
+        "unsupported_parameter",
+      );
     case "none":
       return undefined;
     case "required":
