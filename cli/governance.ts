@@ -6,6 +6,7 @@
  */
 import type { GatewayConfig } from "../extproc/config/load.ts";
 import { startAdminServer, type AdminServer } from "../extproc/admin/server.ts";
+import type { Route } from "../extproc/admin/route.ts";
 import { createAuthDeps } from "../extproc/governance/auth.ts";
 import { Governor } from "../extproc/governance/governor.ts";
 import { ADMIN_KEY_ENV, checkSecrets } from "../extproc/governance/keys.ts";
@@ -56,7 +57,12 @@ export function authLine(config: Pick<GatewayConfig, "auth" | "tenants">, requir
   return `  auth            keys optional (${why}): ${anonymous}; ${tenants}`;
 }
 
-export async function startGovernance(config: GatewayConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<RunningGovernance> {
+export async function startGovernance(
+  config: GatewayConfig,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+  adminRoutes: readonly Route[] = [],
+): Promise<RunningGovernance> {
   const secrets = checkSecrets(env);
   if (!secrets.ok) throw new SecretError(secrets.errors);
   const redisUrl = env.REDIS_URL || undefined;
@@ -88,7 +94,7 @@ export async function startGovernance(config: GatewayConfig, logger: Logger, env
         detail: `${l.denials} refused in the last two minutes`,
       }));
     };
-    admin = await startAdminServer({ store, audit, auth, bootstrapKey, throttled, logger }, config.listen.admin_port, config.listen.host);
+    admin = await startAdminServer({ store, audit, auth, bootstrapKey, throttled, logger, routes: adminRoutes }, config.listen.admin_port, config.listen.host);
   }
   const where = redisUrl ? `Redis (${new URL(redisUrl).host}), per-replica fallback if it fails` : "in memory";
   return {

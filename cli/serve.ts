@@ -22,6 +22,8 @@ import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.t
 import { ExtProcStreamStats } from "../extproc/grpc/stream-stats.ts";
 import type { ProcessorDeps } from "../extproc/processor/processor.ts";
 import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
+import { DeviceApi } from "../extproc/devices/api.ts";
+import { DeviceSlot, deviceRoutes } from "../extproc/devices/admin-routes.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
 import { createLogger, type Logger } from "../common/telemetry/logger.ts";
 import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
@@ -64,7 +66,7 @@ export function describe(
     lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
   if (ports.http !== undefined)
     lines.push(
-      `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages; GET /v1/models, /healthz)`,
+      `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/device/*; GET /v1/models, /healthz)`,
     );
   if (ports.extProc !== undefined)
     lines.push(`  routing         ${follows ? `policy and edge agents from the control plane at ${follows}` : "policy and edge agents from the config file"}`);
@@ -175,9 +177,11 @@ export async function serve(mode: ServeMode): Promise<Running> {
     config.source ? path.dirname(path.resolve(config.source)) : process.cwd(),
   );
   if (!plugins.ok) throw new ConfigError(plugins.errors);
+  // The admin API starts first; its device routes find the registry once the device API runs.
+  const deviceSlot = new DeviceSlot();
   let governed;
   try {
-    governed = await startGovernance(config, logger);
+    governed = await startGovernance(config, logger, process.env, deviceRoutes(deviceSlot));
   } catch (err) {
     await controlPlane?.close();
     if (err instanceof SecretError) throw new ConfigError(err.problems);
@@ -251,11 +255,15 @@ export async function serve(mode: ServeMode): Promise<Running> {
     }
   }
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host, extProcStreams);
-  const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host);
+  const devices = new DeviceApi({ runtime, logger, telemetry, governance: governed.governance });
+  deviceSlot.registry = devices.registry;
+  const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host, devices);
   // One /metrics: the gateway's, plus the control plane's when it runs in this process.
   /** Stops what started before the metrics server (the rest of `stop`). */
   const stopServing = async (): Promise<void> => {
     unwatch();
+    // Device channels are endless responses: ended first (devices reconnect and resume), so the front door can drain.
+    devices.close();
     await Promise.all([extProc.drain(), frontDoor.close()]);
     await governed.close();
     cached.close();

@@ -3,6 +3,7 @@ import type { AuthDeps } from "../governance/auth.ts";
 import type { AuditLog } from "../store/audit-log.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
+import type { Route } from "./route.ts";
 
 /** One caller being throttled right now (`GET /v1/limits`, `gearbox limits show`). */
 export interface ThrottledCaller {
@@ -27,6 +28,8 @@ export interface AdminDeps {
   /** Who is throttled now (the limiter's view). */
   throttled(): Promise<readonly ThrottledCaller[]>;
   logger: Logger;
+  /** Routes of other parts of the process (the devices' `extproc/devices/admin-routes.ts`). */
+  routes?: readonly Route[];
   /** Clock (tests). */
   now?: () => Date;
 }

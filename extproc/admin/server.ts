@@ -50,9 +50,9 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
 }
 
 /** The route for a method and path, or the error that says why there is none (404, 405). */
-function match(method: string, path: string): { route: Route; params: string[] } | GatewayError {
+function match(method: string, path: string, routes: readonly Route[]): { route: Route; params: string[] } | GatewayError {
   const allowed: string[] = [];
-  for (const route of ROUTES) {
+  for (const route of routes) {
     const m = route.path.exec(path);
     if (!m) continue;
     if (route.method === method) {
@@ -73,8 +73,10 @@ function match(method: string, path: string): { route: Route; params: string[] }
 
 class AdminHandler {
   private readonly bootstrap: ApiKeyRecord | undefined;
+  private readonly routes: readonly Route[];
 
   constructor(private readonly deps: AdminDeps) {
+    this.routes = [...ROUTES, ...(deps.routes ?? [])];
     this.bootstrap = deps.bootstrapKey === undefined ? undefined : bootstrapKeyRecord(deps.bootstrapKey);
   }
 
@@ -96,7 +98,7 @@ class AdminHandler {
     const from = req.socket.remoteAddress ?? "unknown";
     const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : [])));
     const identity = await identifyAdmin(headers, from, this.deps, this.bootstrap);
-    const matched = match(method, url.pathname);
+    const matched = match(method, url.pathname, this.routes);
     const action = matched instanceof GatewayError ? `${method} ${url.pathname}` : matched.route.action;
     const entry: AuditEntry = { at: now.toISOString(), actor: identity.actor, action, target: url.pathname, from, result: "ok" };
     let reply: Reply | GatewayError;

@@ -8,6 +8,8 @@ import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
 import { routePolicyShape } from "../routing/policy/schema.ts";
 import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../../common/schemas/printable.ts";
 import { providerTimeoutsSchema, resilienceSchema } from "../resilience/config-schema.ts";
+import { devicesSchema } from "../devices/config-schema.ts";
+import { conversationsSchema } from "../conversation/config-schema.ts";
 
 const port = z.number().int().min(0).max(65535);
 
@@ -435,6 +437,10 @@ export const configSchema = z.strictObject({
   telemetry: z.strictObject({ tracing: tracingSchema.prefault({}) }).prefault({}),
   /** Provider failover: retries, retry budget, circuit breakers, fallback chains (`extproc/resilience/`). */
   resilience: resilienceSchema.prefault({}),
+  /** Conversations kept by the gateway: history, summaries when the route switches (`extproc/conversation/`). */
+  conversations: conversationsSchema.prefault({}),
+  /** Device SDKs: their control channel, decisions and offline behaviour (`extproc/devices/`). */
+  devices: devicesSchema.prefault({}),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -61,8 +61,16 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** The device API (`extproc/devices/api.ts`), served under `/v1/device/` when given. */
+export interface DeviceRoutes {
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void;
+}
+
 export class FrontDoorHandler {
-  constructor(private readonly deps: ProcessorDeps) {}
+  constructor(
+    private readonly deps: ProcessorDeps,
+    private readonly devices?: DeviceRoutes,
+  ) {}
 
   handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     this.route(req, res).catch((err: unknown) => {
@@ -76,6 +84,7 @@ export class FrontDoorHandler {
     const bare = path.split("?")[0];
     if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) return sendJson(res, 200, { status: "ok" });
     if (req.method === "GET" && bare === "/v1/models") return sendJson(res, 200, this.models());
+    if (this.devices && bare?.startsWith("/v1/device/")) return this.devices.handle(req, res);
     if (!endpointFor(path)) {
       return sendError(res, new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare ?? "/"})`, { code: "unknown_url" }));
     }
@@ -295,8 +304,8 @@ export class FrontDoorHandler {
   }
 }
 
-export async function startFrontDoor(deps: ProcessorDeps, port: number, host = "0.0.0.0"): Promise<FrontDoor> {
-  const handler = new FrontDoorHandler(deps);
+export async function startFrontDoor(deps: ProcessorDeps, port: number, host = "0.0.0.0", devices?: DeviceRoutes): Promise<FrontDoor> {
+  const handler = new FrontDoorHandler(deps, devices);
   const server = http.createServer((req, res) => handler.handle(req, res));
   server.keepAliveTimeout = 65_000;
   return listenHttp(server, port, host);
