@@ -315,3 +315,46 @@ test("an assistant refusal with no content is kept as the model's text", () => {
   const out = body({ model: "m", messages, stream: false, extra: {} });
   assert.deepEqual(out.contents[1], { role: "model", parts: [{ text: "I can't." }] });
 });
+
+test("empty turns are kept as {text: ''}: [system, user ''] is sent, a leading empty user turn stays, an empty assistant turn keeps its neighbours apart", () => {
+  assert.deepEqual(
+    body(
+      openai({
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "" },
+        ],
+      }),
+    ).contents,
+    [{ role: "user", parts: [{ text: "" }] }],
+  );
+  const leading = body(
+    openai({
+      messages: [
+        { role: "user", content: "" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "ok" },
+      ],
+    }),
+  ).contents;
+  assert.equal(leading[0]?.role, "user");
+  assert.deepEqual(leading[0]?.parts, [{ text: "" }]);
+  assert.deepEqual(
+    leading.map((c) => c.role),
+    ["user", "model", "user"],
+  );
+  const middle = body(
+    openai({
+      messages: [
+        { role: "user", content: "One" },
+        { role: "assistant", content: "" },
+        { role: "user", content: "Two" },
+      ],
+    }),
+  ).contents;
+  assert.deepEqual(middle, [
+    { role: "user", parts: [{ text: "One" }] },
+    { role: "model", parts: [{ text: "" }] },
+    { role: "user", parts: [{ text: "Two" }] },
+  ]);
+});

@@ -5,7 +5,7 @@
  * (Gemini has one); `user` → role `user`, `assistant` → role `model`; tool results become
  * `functionResponse` parts in a `user` turn; consecutive turns of one role are merged into one
  * (parallel tool results then share a turn, as Gemini wants). Empty text parts are left out
- * (Gemini rejects them). Images and audio by value → `inlineData`; images by URL → `fileData`
+ * of a turn that has others; a turn with nothing else is kept as `{text: ""}` (see `append`). Images and audio by value → `inlineData`; images by URL → `fileData`
  * with the MIME type of the URL's extension (`image/jpeg` when it has none, as Files API URIs
  * do; Gemini itself decides which URLs it can fetch); files → `inlineData` from their data URL
  * or file name (OpenAI file ids mean nothing to Gemini: 400). Not mapped, as Gemini has no
@@ -134,11 +134,23 @@ export function toGeminiRequest(req: ChatRequest, model: string): GeminiRequestB
   return body;
 }
 
+/**
+ * Adds a turn, merged into the previous one of the same role. A turn with nothing in it (`""`, an
+ * assistant turn without text or calls) stays, as `{text: ""}`, which Gemini accepts: dropping it
+ * would merge the turns around it or start the request with a model turn.
+ */
 function append(contents: GeminiContent[], role: GeminiContent["role"], parts: GeminiPart[]): void {
-  if (parts.length === 0) return;
   const last = contents.at(-1);
-  if (last?.role === role) last.parts.push(...parts);
-  else contents.push({ role, parts });
+  if (last?.role === role) {
+    if (parts.length === 0) return;
+    if (isEmptyTurn(last)) last.parts = parts;
+    else last.parts.push(...parts);
+  } else contents.push({ role, parts: parts.length > 0 ? parts : [{ text: "" }] });
+}
+
+function isEmptyTurn(content: GeminiContent): boolean {
+  const [only, ...rest] = content.parts;
+  return rest.length === 0 && only !== undefined && "text" in only && only.text === "" && Object.keys(only).length === 1;
 }
 
 function texts(content: string | TextPart[] | null): string[] {
