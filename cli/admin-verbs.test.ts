@@ -229,7 +229,10 @@ test("the gearbox binary runs the verbs with their exit codes", async () => {
   const replay = await exec(["replay"]);
   assert.equal(replay.code, 2);
   assert.match(replay.err, /^gearbox replay: no traffic file given\n/);
-  const planned = await exec(["calibrate"]);
+  const calibrate = await exec(["calibrate"]);
+  assert.equal(calibrate.code, 2);
+  assert.match(calibrate.err, /^gearbox calibrate: no labelled file given\n/);
+  const planned = await exec(["ca"]);
   assert.equal(planned.code, 2);
-  assert.match(planned.err, /'calibrate' is not available in this version yet/);
+  assert.match(planned.err, /'ca' is not available in this version yet/);
 });

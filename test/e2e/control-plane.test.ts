@@ -253,7 +253,8 @@ describe("routing policy pushed to replicas", () => {
       return response.headers.get("x-gearbox-reason") ?? "";
     };
     assert.match(await reason(), /client_hint_cloud/, "the client may pick the gear");
-    const next = testConfig(configYaml("  allow_client_route: false\n"), { K: KEY });
+    // The threshold is set explicitly (it was the default 0.7 before issue 24): the NACK test checks it survives.
+    const next = testConfig(configYaml("  allow_client_route: false\n  heuristic: { complexity_threshold: 0.7 }\n"), { K: KEY });
     assert.ok(plane.plane.setConfig(next).ok);
     await until("the replica to apply the policy", () => !deps.runtime.current().config.route.allow_client_route);
     assert.doesNotMatch(await reason(), /client_hint/, "the pushed policy no longer lets the client pick");

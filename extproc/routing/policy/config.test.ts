@@ -46,9 +46,9 @@ describe("policy config", () => {
     assert.deepEqual(c.plugins, [{ name: "tenant-pin", module: "./plugins/tenant-pin.mjs", timeoutMs: 10 }]);
   });
 
-  test("defaults: threshold 0.7, sticky, client route allowed, tools to cloud, 5 ms plugins", () => {
+  test("defaults: the calibrated threshold 0.069, sticky, client route allowed, tools to cloud, 5 ms plugins", () => {
     const c = policyConfigFrom({});
-    assert.equal(c.heuristic.complexityThreshold, 0.7);
+    assert.equal(c.heuristic.complexityThreshold, 0.069);
     assert.equal(c.heuristic.enable, true);
     assert.equal(c.heuristic.sticky, true);
     assert.equal(c.heuristic.edgeModels, undefined);

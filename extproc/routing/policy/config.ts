@@ -31,6 +31,7 @@ export function policyConfigFrom(route: RouteYaml): PolicyConfig {
     heuristic: {
       enable: route.heuristic?.enable ?? true,
       complexityThreshold: route.heuristic?.complexity_threshold ?? POLICY_DEFAULTS.complexityThreshold,
+      ...(route.heuristic?.intent_thresholds === undefined ? {} : { intentThresholds: { ...route.heuristic.intent_thresholds } }),
       ...(edgeModels === undefined ? {} : { edgeModels: new Set(edgeModels) }),
       sticky: route.heuristic?.sticky ?? POLICY_DEFAULTS.sticky,
     },

@@ -5,7 +5,7 @@ import { routeSchema } from "../../config/schema.ts";
 import { complexityLevel } from "../complexity.ts";
 import { policyConfigFrom } from "./config.ts";
 import { decidePolicy, effectiveThreshold } from "./decide.ts";
-import { routePolicyShape } from "./schema.ts";
+import { POLICY_DEFAULTS, routePolicyShape } from "./schema.ts";
 import type { PolicyConfig, PolicyInput } from "./types.ts";
 
 /** The brief's example, verbatim. */
@@ -27,9 +27,14 @@ route:
 
 const mergedRouteSchema = routeSchema.extend(routePolicyShape);
 
+/**
+ * These tests were written against the threshold 0.7 the policy shipped with before calibration
+ * (issue 24): they set it explicitly unless a YAML sets its own, so they still specify the layers.
+ */
 function configFrom(yaml: string): PolicyConfig {
-  const doc = parse(yaml) as { route: unknown };
-  return policyConfigFrom(mergedRouteSchema.parse(doc.route));
+  const doc = parse(yaml) as { route: { heuristic?: Record<string, unknown> } };
+  const route = { ...doc.route, heuristic: { complexity_threshold: 0.7, ...doc.route.heuristic } };
+  return policyConfigFrom(mergedRouteSchema.parse(route));
 }
 
 const BRIEF = configFrom(BRIEF_YAML);
@@ -80,7 +85,7 @@ describe("decidePolicy with the brief's example config", () => {
   test("the fallback section still parses beside the policy keys", () => {
     const parsed = mergedRouteSchema.parse((parse(BRIEF_YAML) as { route: unknown }).route);
     assert.equal(parsed.fallback.confidence_threshold, 0.6);
-    assert.equal(parsed.heuristic.complexity_threshold, 0.7);
+    assert.equal(parsed.heuristic.complexity_threshold, POLICY_DEFAULTS.complexityThreshold);
   });
 });
 
@@ -235,5 +240,38 @@ route:
   });
   test("steps are strict: exactly at spent_above does not match", () => {
     assert.equal(effectiveThreshold(input({ budget: { cloudSpentFraction: 0.6 } }), dyn).threshold, 0.7);
+  });
+});
+
+describe("calibrated thresholds", () => {
+  const calibrated = configFrom(`
+route:
+  heuristic:
+    complexity_threshold: 0.05
+    intent_thresholds: { qa: 0.069 }
+`);
+  test("an intent with its own threshold uses it, and says so", () => {
+    assert.deepEqual(decidePolicy(input({ intent: "qa", score: 0.06 }), calibrated), {
+      target: "edge",
+      reason: "heuristic:intent=qa;complexity=0.06<0.069",
+      layer: "heuristic",
+    });
+    assert.deepEqual(decidePolicy(input({ intent: "translate", score: 0.06 }), calibrated), {
+      target: "cloud",
+      reason: "heuristic:complexity=0.06>=0.05",
+      layer: "heuristic",
+    });
+  });
+  test("online calibration's threshold replaces the configured one; a dynamic step still wins", () => {
+    const online = { threshold: 0.2, source: "calibrated:q=0.962" };
+    assert.equal(
+      decidePolicy(input({ intent: "qa", score: 0.1, calibratedThreshold: online }), calibrated).reason,
+      "heuristic:calibrated:q=0.962;complexity=0.1<0.2",
+    );
+    const dyn = configFrom("route:\n  dynamic: { latency_steps: [{ p50_above_ms: 100, threshold: 0.9 }] }\n");
+    assert.equal(
+      decidePolicy(input({ score: 0.5, cloudLatencyP50Ms: 500, calibratedThreshold: online }), dyn).reason,
+      "dynamic:latency_p50>100ms;complexity=0.5<0.9",
+    );
   });
 });

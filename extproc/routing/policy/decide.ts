@@ -48,7 +48,10 @@ export function effectiveThreshold(input: PolicyInput, config: PolicyConfig): Ef
       }
     }
   }
-  return best ?? { threshold: config.heuristic.complexityThreshold };
+  if (best !== undefined) return best;
+  if (input.calibratedThreshold !== undefined) return { threshold: input.calibratedThreshold.threshold, source: input.calibratedThreshold.source };
+  const own = config.heuristic.intentThresholds?.[input.intent];
+  return own === undefined ? { threshold: config.heuristic.complexityThreshold } : { threshold: own, source: `intent=${input.intent}` };
 }
 
 function matchRules(input: PolicyInput, config: PolicyConfig): PolicyDecision | undefined {
@@ -67,8 +70,9 @@ function matchRules(input: PolicyInput, config: PolicyConfig): PolicyDecision | 
 function heuristic(input: PolicyInput, config: PolicyConfig): PolicyDecision | undefined {
   if (!config.heuristic.enable) return undefined;
   const { threshold, source } = effectiveThreshold(input, config);
-  const layer = source === undefined ? "heuristic" : "dynamic";
-  const prefix = source === undefined ? "heuristic:" : `dynamic:${source};`;
+  const dynamicStep = source !== undefined && (source.startsWith("budget_spent") || source.startsWith("latency_p50"));
+  const layer = dynamicStep ? "dynamic" : "heuristic";
+  const prefix = source === undefined ? "heuristic:" : dynamicStep ? `dynamic:${source};` : `heuristic:${source};`;
   const score = input.complexity.score;
   if (score >= threshold) return { target: "cloud", reason: `${prefix}complexity=${fmt(score)}>=${threshold}`, layer };
   if (config.heuristic.sticky && input.stickyTarget !== undefined) {

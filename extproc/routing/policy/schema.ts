@@ -7,7 +7,8 @@
 import { z } from "zod";
 
 export const POLICY_DEFAULTS = Object.freeze({
-  complexityThreshold: 0.7,
+  /** Fitted by `gearbox calibrate` on ../shared/data/routing/mmlu (all 29 subjects, target 0.95, 95 % bound): see the README. */
+  complexityThreshold: 0.069,
   sticky: true,
   allowClientRoute: true,
   allowClientIntent: false,
@@ -36,6 +37,8 @@ export const routePolicyShape = {
       enable: z.boolean().default(true),
       /** The cloud threshold: complexity scores under it go to the edge. */
       complexity_threshold: fraction.default(POLICY_DEFAULTS.complexityThreshold),
+      /** Per-intent cloud thresholds (as `gearbox calibrate` fits them); an intent not listed uses `complexity_threshold`. */
+      intent_thresholds: z.record(z.string().min(1), fraction).optional(),
       /** Client-facing models the heuristic may send to the edge; absent → any. */
       edge_models: z.array(z.string().min(1)).min(1).optional(),
       sticky: z.boolean().default(POLICY_DEFAULTS.sticky),
@@ -58,6 +61,30 @@ export const routePolicyShape = {
         });
       }
     }),
+  /** Quality to keep relative to all-cloud answers (0–1): what `gearbox calibrate` fitted for and online calibration holds. */
+  target_quality: fraction.optional(),
+  calibration: z
+    .strictObject({
+      /** The cloud's own accuracy on the calibration data: the yardstick of "relative to cloud" online. */
+      cloud_quality: fraction.optional(),
+      /** What the fit saw (rows, edge share, quality, bound): written by `gearbox calibrate`, read by people. */
+      evidence: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+      online: z
+        .strictObject({
+          enable: z.boolean().default(false),
+          /** Share of edge-routed requests also answered by the cloud in the background. */
+          shadow_fraction: fraction.default(0.02),
+          /** At most this many shadow calls per tenant per minute. */
+          max_per_minute: z.number().int().min(0).default(30),
+          judge: z.enum(["exact", "embedding", "cloud"]).default("exact"),
+          /** Judged samples before the threshold may move. */
+          min_samples: z.number().int().min(1).default(200),
+          /** Half-width of the dead band around the target, in quality points (0–1). */
+          hysteresis: fraction.default(0.01),
+        })
+        .prefault({}),
+    })
+    .optional(),
   plugins: z
     .array(
       z.strictObject({

@@ -34,6 +34,11 @@ export interface PolicyInput {
   cloudLatencyP50Ms?: number;
   /** For plugins (per-tenant policies); the built-in layers do not read it. */
   tenant?: string;
+  /**
+   * The threshold online calibration holds for this tenant and intent (`ThresholdHolder.current`):
+   * replaces the configured base when present; `source` goes into the reason (`calibrated:…`).
+   */
+  calibratedThreshold?: { threshold: number; source: string };
 }
 
 export interface PolicyDecision {
@@ -77,6 +82,8 @@ export interface PolicyConfig {
     enable: boolean;
     /** Cloud threshold: complexity scores under it go to the edge. */
     complexityThreshold: number;
+    /** Per-intent cloud thresholds; absent intents use `complexityThreshold`. */
+    intentThresholds?: Readonly<Record<string, number>>;
     /** Client-facing models the heuristic may send to the edge; absent → any model. */
     edgeModels?: ReadonlySet<string>;
     /** Keep a conversation on its previous target unless complexity reaches the threshold. */
