@@ -38,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./report/main.ts")).runReport(args, processIo);
     case "replay":
       return (await import("./replay/main.ts")).runReplay(args, processIo);
+    case "ca":
+      return (await import("./ca/main.ts")).runCa(args, processIo);
     case "calibrate":
       return (await import("./calibrate.ts")).runCalibrate(args, processIo);
     case "help":
@@ -87,6 +89,9 @@ async function help(verb: string | undefined): Promise<number> {
       return 0;
     case "replay":
       process.stdout.write((await import("./replay/usage.ts")).REPLAY_USAGE);
+      return 0;
+    case "ca":
+      process.stdout.write((await import("./ca/usage.ts")).CA_USAGE);
       return 0;
     case "calibrate":
       process.stdout.write((await import("./calibrate.ts")).CALIBRATE_USAGE);

@@ -44,6 +44,8 @@ commands:
   report      <logs…>: HTML report, Markdown summary and JSON of request logs or replay outputs (plain or gzip)
   replay      <traffic file> --target <url | grpc://host:port>: send recorded traffic through a running Gearbox
   calibrate   <labelled file|folder>… [--target-quality 0.95]: fit the routing threshold on a confidence bound, print the route: policy
+  ca          init | issue | rotate | bundle: the CA that lets the mesh terminate apps' HTTPS calls to
+              provider hosts (opt-in per host), short-lived leaves per host
   demo        the whole loop on this machine, no key, no network: serve + an edge agent on a tiny model +
               a stand-in cloud, a scripted mix of requests and what Gearbox did with each (npm run demo)
   help        this text; 'gearbox help <command>' (or 'gearbox <command> --help') for one command
@@ -102,4 +104,4 @@ logged and the last good config stays.
 };
 
 /** Announced in the design, not built yet. */
-export const PLANNED: ReadonlySet<string> = new Set(["ca"]);
+export const PLANNED: ReadonlySet<string> = new Set<string>();
