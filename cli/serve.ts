@@ -36,6 +36,7 @@ import { checkPorts } from "./ports.ts";
 import { startControlPlane, type RunningControlPlane } from "../xds/control-plane.ts";
 import { createTracing } from "../common/telemetry/tracing.ts";
 import { ProviderHealth } from "../extproc/resilience/provider-health.ts";
+import { createConversations } from "../extproc/conversation/create-store.ts";
 
 export interface Running {
   config: GatewayConfig;
@@ -195,6 +196,11 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const providerHealth = new ProviderHealth(config.resilience, logger);
   const runtime = new Runtime(config, { plugins: plugins.value, providerHealth, logger, ...(liveEdges && { edgeAgents: liveEdges }) });
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger, sharedState: governed.sharedState });
+  const conversed = createConversations(config, {
+    ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }),
+    logger,
+    sharedState: governed.sharedState,
+  });
   // The semantic cache's embedder and verifier ask the edge agents of the moment (live ones when following a control plane).
   const semantic = createSemanticCache(config, {
     logger,
@@ -226,6 +232,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     telemetry,
     governance: governed.governance,
     ...(cached.cache && { cache: cached.cache }),
+    ...(conversed.conversations && { conversations: conversed.conversations }),
     ...(semanticCache && { semanticCache }),
     ...(tracer && { tracer }),
   };
@@ -267,6 +274,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     await Promise.all([extProc.drain(), frontDoor.close()]);
     await governed.close();
     cached.close();
+    await conversed.close();
     await semantic.value.close();
     await localEdge?.stop();
     follower?.close();
@@ -287,7 +295,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     config,
     { extProc: extProc.port, http: frontDoor.port, metrics: metrics.port, ...(controlPlane && { xds: controlPlane.port }) },
     follows,
-    [...governed.describe, cached.describe, semantic.value.describe, `  tracing         ${tracing.describe}`],
+    [...governed.describe, cached.describe, semantic.value.describe, conversed.describe, `  tracing         ${tracing.describe}`],
     localEdge && `${localEdge.address} (in-process, edge.local): ${localEdge.modelId}`,
   ))
     console.log(line);

@@ -9,6 +9,7 @@ import { listenHttp, type Listening } from "./listen.ts";
 import type { ProcessorDeps } from "../processor/processor.ts";
 import { RequestProcessor } from "../processor/processor.ts";
 import { canonicalIp } from "../client-ip.ts";
+import { conversationApi, CONVERSATIONS_PATH } from "./conversation-api.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
 import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
@@ -85,6 +86,10 @@ export class FrontDoorHandler {
     if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) return sendJson(res, 200, { status: "ok" });
     if (req.method === "GET" && bare === "/v1/models") return sendJson(res, 200, this.models());
     if (this.devices && bare?.startsWith("/v1/device/")) return this.devices.handle(req, res);
+    if (bare?.startsWith(CONVERSATIONS_PATH)) {
+      const answer = await conversationApi(req, bare, this.deps.conversations, this.deps.governance);
+      return "error" in answer ? sendError(res, answer.error) : sendJson(res, answer.status, answer.body);
+    }
     if (!endpointFor(path)) {
       return sendError(res, new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare ?? "/"})`, { code: "unknown_url" }));
     }

@@ -57,7 +57,7 @@ function steered(ctx: RequestContext, route: CloudRoute): { call: CloudCall; fai
   const parsed = ctx.parsed;
   if (!parsed) throw new Error("a route is only decided for a parsed call");
   const primary = { provider: route.provider, upstreamModel: route.upstreamModel, reason: route.reason };
-  const call = cloudCall(primary, parsed, ctx.query, ctx.id, CONTROL_HEADERS);
+  const call = cloudCall(primary, parsed, ctx.query, ctx.id, CONTROL_HEADERS, ctx.rewrittenBody);
   if ("error" in call) return { call };
   const failover = new RequestFailover({ config: ctx.config, health: ctx.snapshot.providerHealth, parsed, primary, chain: route.chain });
   const member = failover.steer();
@@ -68,6 +68,7 @@ function steered(ctx: RequestContext, route: CloudRoute): { call: CloudCall; fai
     ctx.query,
     ctx.id,
     CONTROL_HEADERS,
+    ctx.rewrittenBody,
   );
   return { call: "error" in steer ? call : steer, failover };
 }

@@ -16,9 +16,17 @@ export type CloudCall = { decision: ProviderRoute; plan: CallPlan; mutation: Mut
 /**
  * The plan and mutation that send `parsed` where `decision` says (a fallback member too).
  * `query`: the client's query string (kept on the upstream path); `strip`: Gearbox's control
- * headers, never forwarded.
+ * headers, never forwarded; `rewritten`: the body Gearbox wrote in place of the client's (a kept
+ * conversation's history), sent when the plan leaves the body as it is.
  */
-export function cloudCall(decision: ProviderRoute, parsed: ParsedCall, query: string, requestId: string, strip: readonly string[]): CloudCall {
+export function cloudCall(
+  decision: ProviderRoute,
+  parsed: ParsedCall,
+  query: string,
+  requestId: string,
+  strip: readonly string[],
+  rewritten?: Buffer,
+): CloudCall {
   const { provider, upstreamModel } = decision;
   let plan: CallPlan;
   try {
@@ -40,9 +48,10 @@ export function cloudCall(decision: ProviderRoute, parsed: ParsedCall, query: st
   // The caller's key is Gearbox's call key: no client credential ever goes upstream.
   const removeHeaders = [...strip, ...CLIENT_CREDENTIAL_HEADERS.filter((h) => setHeaders[h] === undefined)];
   const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };
-  if (upstream.body) {
-    mutation.body = upstream.body;
-    setHeaders["content-length"] = String(upstream.body.length);
+  const body = upstream.body ?? rewritten;
+  if (body) {
+    mutation.body = body;
+    setHeaders["content-length"] = String(body.length);
   }
   return { decision, plan, mutation };
 }

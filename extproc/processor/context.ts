@@ -25,6 +25,7 @@ import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { endRequestTrace } from "../telemetry/request-trace-spans.ts";
 import { logOnly, type Telemetry } from "../telemetry/telemetry.ts";
 import type { CallPlan } from "../translators/compose.ts";
+import type { Conversations, ConversationTurn } from "../conversation/conversations.ts";
 import type { StreamTranslator } from "../translators/translator.ts";
 import { settlementUsage } from "./admission.ts";
 import { RequestCache } from "./cache-stage.ts";
@@ -54,6 +55,8 @@ export interface ProcessorDeps {
   tracer?: Tracer;
   /** Where finished requests go (log line, metrics); absent → the log line alone. */
   telemetry?: Telemetry;
+  /** Conversations kept by the gateway (`conversations:`); absent → the client keeps its history. */
+  conversations?: Conversations;
 }
 
 /** Authentication (tenants, keys, workload identities) and the limits governor. */
@@ -102,6 +105,8 @@ export class RequestContext {
   client: ClientIdentity = {};
   /** The client's request bytes, for a fallback that sends them as they are. */
   body: Buffer | undefined;
+  /** The body Gearbox wrote in place of the client's (history in front, `conversation_id` out): what goes upstream. */
+  rewrittenBody: Buffer | undefined;
   trace: RequestTrace | undefined;
   /** Shadow mode: decide and record, change nothing (`shadow:` config, or Envoy's observability mode). */
   shadow = false;
@@ -118,6 +123,10 @@ export class RequestContext {
   /** What the edge intent layer said, for the request log (`code_gen@0.812`, `timeout`, …). */
   edgeIntent: string | undefined;
   upstream: Upstream | undefined;
+  /** The conversation the request belongs to (`conversation_id` or `x-gearbox-conversation-id`), once read. */
+  conversationId: string | undefined;
+  /** The stored history in front of the client's messages, when the gateway keeps the conversation. */
+  conversation: ConversationTurn | undefined;
 
   answer: Answer = { status: 0, headers: {} };
   logged = false;
@@ -179,14 +188,19 @@ export class RequestContext {
       shadow: this.shadow,
       runaway: this.runaway?.outcome,
       attempts: cloud?.failover?.log,
+      conversation: this.conversation?.stats,
     });
     const cost = record.cost_usd;
     if (typeof cost === "number") this.state.cloudSpend.add(cost);
     this.settleTicket(cost, error);
     this.runaway?.finished(error);
     const target = record.route === "cache" ? undefined : record.route;
+    this.conversation?.finish(
+      target ?? this.conversation.lastTarget ?? (record.route === "cache" ? "cloud" : undefined),
+      !error && !this.shadow && this.answer.status === 200,
+    );
     if (target && !error) {
-      this.state.sticky.set(this.headers["x-gearbox-conversation-id"], target);
+      this.state.sticky.set(this.conversationId, target);
       if (target === "cloud" && !this.cascade && this.answer.status === 200 && !this.parsed?.stream)
         this.state.cloudLatency.record(performance.now() - this.startedAt);
     }

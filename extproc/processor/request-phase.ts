@@ -7,13 +7,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { GatewayError, invalidRequest } from "../../common/errors.ts";
-import type { JsonObject } from "../../common/schemas/fields.ts";
+import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
+import { CONVERSATION_FIELD, conversationIdOf, withoutConversationField } from "../conversation/conversations.ts";
+import { conversationApi, conversationHeader } from "./conversation-stage.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import { authenticate, checkModel } from "../governance/auth.ts";
 import type { Governor } from "../governance/governor.ts";
 import type { Caller } from "../governance/model.ts";
-import { decideRoute, policyConsultation, readClientRoute, type RouteFacts, type RouteRequest } from "../routing/route.ts";
+import { decideRoute, policyConsultation, readClientRoute, type Route, type RouteFacts, type RouteRequest } from "../routing/route.ts";
 import { operationOf, startRequestTrace, traceUpstream, type UpstreamCall } from "../telemetry/request-trace-spans.ts";
 import { routedEstimate } from "./admission.ts";
 import { applyRoute } from "./apply-route.ts";
@@ -102,23 +104,72 @@ function parseAndRoute(ctx: RequestContext, body: Buffer): Step<Outcome> {
     const allowed = checkModel(ctx.caller, parsed.model);
     if (!allowed.ok) return ctx.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
   }
+  const id = conversationIdOf(json, ctx.headers);
+  if (!id.ok) return ctx.reject(id.errors[0] ?? invalidRequest("Invalid conversation id."));
+  ctx.conversationId = id.value;
+  const conversations = ctx.deps.conversations;
+  const api = conversationApi(spec.name);
+  if (id.value === undefined || !conversations?.settings.enable || api === undefined || parsed.call.endpoint !== "chat") {
+    // `conversation_id` is Gearbox's field: no provider gets it.
+    const plain = isObject(json) && CONVERSATION_FIELD in json ? reparsed(ctx, withoutConversationField(json)) : { parsed, json: json as JsonObject };
+    return looked(ctx, plain.parsed, plain.json);
+  }
+  ctx.trace?.step("gearbox.conversation");
+  const messages = parsed.call.request.messages;
+  return conversations.open(ctx.caller?.tenant.id ?? "default", id.value, api, json as JsonObject, messages, ctx.id).then((turn) => {
+    if (turn instanceof GatewayError) return ctx.reject(turn);
+    ctx.conversation = turn;
+    // Routing, the caches and the limits see the whole history, as if the client had sent it.
+    const full = reparsed(ctx, turn.full());
+    return looked(ctx, full.parsed, full.json);
+  });
+}
+
+/** The caches, then the route: a hit is answered here (no routing, no admission, nothing upstream). */
+function looked(ctx: RequestContext, parsed: ParsedCall, json: JsonObject): Step<Outcome> {
+  const spec = ctx.spec;
+  if (!spec) return CONTINUE;
   const req = routeRequest(ctx, parsed);
   const lookup = ctx.cache.lookup(spec.name, parsed, ctx.caller?.tenant.id ?? "-", ctx.headers, ctx.id);
-  if (!lookup) return consulted(ctx, req, json as JsonObject);
-  // A hit is answered here: no routing, no admission, nothing upstream.
+  if (!lookup) return consulted(ctx, req, json);
   ctx.trace?.step("gearbox.cache.lookup");
   return lookup.then((hit) => {
-    if (!hit) return consulted(ctx, req, json as JsonObject);
+    if (!hit) return consulted(ctx, req, json);
     ctx.answer.status = 200;
+    if (ctx.conversation) {
+      ctx.conversation.answer.json(hit.body);
+      Object.assign(hit.headers, conversationHeader(ctx.conversation.stats));
+    }
     ctx.finish();
     if (ctx.trace) Object.assign(hit.headers, ctx.trace.responseHeaders());
     return { kind: "respond", response: hit };
   });
 }
 
+/** A rewritten body, parsed again as the client's API would: the request from here on. */
+function reparsed(ctx: RequestContext, json: JsonObject): { parsed: ParsedCall; json: JsonObject } {
+  const spec = ctx.spec;
+  const again = spec?.parse(json);
+  if (!again?.ok) throw new Error(`a rewritten ${spec?.name ?? "request"} body did not parse: ${again?.errors.map((e) => e.message).join("; ") ?? "no spec"}`);
+  ctx.parsed = again.value;
+  ctx.body = Buffer.from(JSON.stringify(json));
+  ctx.rewrittenBody = ctx.body;
+  return { parsed: again.value, json };
+}
+
 function routeRequest(ctx: RequestContext, parsed: ParsedCall): RouteRequest {
   const { snapshot, state, headers } = ctx;
-  return { endpoint: ctx.spec?.name ?? "", parsed, headers, snapshot, state, client: readClientRoute(headers, snapshot) };
+  const sticky = ctx.conversation?.lastTarget;
+  return {
+    endpoint: ctx.spec?.name ?? "",
+    parsed,
+    headers,
+    snapshot,
+    state,
+    client: readClientRoute(headers, snapshot),
+    ...(ctx.conversationId !== undefined && { conversationId: ctx.conversationId }),
+    ...(sticky && { stickyTarget: sticky }),
+  };
 }
 
 /** The policy, consulted first when it may await (the edge intent layer, plugins); then the route. */
@@ -139,7 +190,7 @@ function consulted(ctx: RequestContext, req: RouteRequest, json: JsonObject): St
 function routed(ctx: RequestContext, req: RouteRequest, json: JsonObject, facts: RouteFacts): Step<Outcome> {
   const route = decideRoute(req, facts);
   if (route.kind === "cache") throw new Error("a cache route is answered at the lookup");
-  const outcome = applyRoute(ctx, route, json);
+  const outcome = applyRoute(ctx, route, fitted(ctx, route, json));
   const caller = ctx.caller;
   const governor = ctx.deps.governance?.governor;
   if (!caller || !governor || outcome.kind !== "continue") return outcome;
@@ -159,7 +210,7 @@ async function admit(ctx: RequestContext, governor: Governor, caller: Caller, re
   const { fingerprint, who: repeater } = runaway;
   // An edge answer that may be upgraded is admitted as a cloud call: the upgrade would cost it.
   const target = ctx.cascade && ctx.cascade.upgradeModel === undefined ? "edge" : "cloud";
-  const estimate = () => routedEstimate(req.parsed, ctx.config.providers, ctx.cloud?.decision, ctx.cascade);
+  const estimate = () => routedEstimate(ctx.parsed ?? req.parsed, ctx.config.providers, ctx.cloud?.decision, ctx.cascade);
   const decision = await governor.admit({ caller, model: req.parsed.model, estimate: estimate(), fingerprint, repeater, target });
   if (decision.ok) {
     ctx.ticket = decision.ticket;
@@ -177,12 +228,20 @@ async function admit(ctx: RequestContext, governor: Governor, caller: Caller, re
   }
   const degraded = decision.degradeToEdge ? decideRoute(req, { degraded: decision.error }) : undefined;
   if (degraded?.kind !== "edge") return ctx.reject(decision.error);
-  const edge = applyRoute(ctx, degraded, json);
+  const edge = applyRoute(ctx, degraded, fitted(ctx, degraded, json));
   const again = await governor.admit({ caller, model: req.parsed.model, estimate: estimate(), fingerprint, repeater, target: "edge" });
   if (!again.ok) return ctx.reject(again.error);
   ctx.ticket = again.ticket;
   runaway.admitted(again.ticket);
   return edge;
+}
+
+/** The body with the conversation's history fitted to the route's target (summarized when it switched gear or is over budget). */
+function fitted(ctx: RequestContext, route: Exclude<Route, { kind: "cache" }>, json: JsonObject): JsonObject {
+  const turn = ctx.conversation;
+  if (!turn || route.kind === "reject") return json;
+  const body = route.kind === "edge" ? turn.forTarget("edge", route.model) : turn.forTarget("cloud", route.upstreamModel);
+  return reparsed(ctx, body).json;
 }
 
 /** Tracing: the span of the call `outcome` sends upstream (edge or cloud), its `traceparent` on the request. */

@@ -18,6 +18,7 @@ import type { RunawayOutcome } from "./runaway-stage.ts";
 import { transitions, type AttemptLog, type UpstreamAttempt } from "../resilience/attempt-log.ts";
 import { EDGE_PROVIDER } from "../resilience/fallback-call.ts";
 import { isObject } from "../../common/schemas/fields.ts";
+import type { ConversationStats } from "../conversation/conversations.ts";
 
 /** Which front of Gearbox the request came through. */
 export type Transport = "ext_proc" | "front_door";
@@ -78,6 +79,20 @@ export interface RequestRecord {
   shadow_cache: CacheResult | undefined;
   shadow_status: number | undefined;
   shadow_error_code: string | undefined;
+  /** A conversation the gateway keeps: tokens of the whole history, of what was sent, of the summary; the share sent. */
+  conversation: ConversationLog | undefined;
+}
+
+export interface ConversationLog {
+  history_tokens: number;
+  sent_tokens: number;
+  summary_tokens: number;
+  /** Stored messages the summary stood for. */
+  summarized: number;
+  /** `sent_tokens / history_tokens` (1 when nothing was summarized). */
+  ratio: number;
+  /** The conversation store failed or was late: the request went on with what the client sent. */
+  degraded: true | undefined;
 }
 
 /** The processor's state at the end of a request. */
@@ -107,6 +122,8 @@ export interface RecordInput {
   runaway?: RunawayOutcome | undefined;
   /** The upstream attempts (`resilience/attempt-log.ts`); `provider` is the one that answered. */
   attempts?: AttemptLog | undefined;
+  /** What a kept conversation sent (`conversation/conversations.ts`); absent → no conversation. */
+  conversation?: ConversationStats | undefined;
 }
 
 const ms = (t: number): number => Math.round(t * 100) / 100;
@@ -176,6 +193,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
       shadow_cache: s.cache.result,
       shadow_status: s.error ? s.error.status : hit || s.cascade || s.decision ? 200 : undefined,
       shadow_error_code: s.error?.code ?? undefined,
+      conversation: conversationLog(s.conversation),
     };
   }
   return {
@@ -204,6 +222,20 @@ export function requestRecord(s: RecordInput): RequestRecord {
     shadow_cache: undefined,
     shadow_status: undefined,
     shadow_error_code: undefined,
+    conversation: conversationLog(s.conversation),
+  };
+}
+
+function conversationLog(stats: ConversationStats | undefined): ConversationLog | undefined {
+  if (!stats) return undefined;
+  const ratio = stats.historyTokens > 0 ? Math.round((stats.sentTokens / stats.historyTokens) * 1000) / 1000 : 1;
+  return {
+    history_tokens: stats.historyTokens,
+    sent_tokens: stats.sentTokens,
+    summary_tokens: stats.summaryTokens,
+    summarized: stats.summarized,
+    ratio,
+    degraded: stats.degraded ? true : undefined,
   };
 }
 

@@ -12,6 +12,7 @@ import type { RequestContext } from "./context.ts";
 import { finalAnswer } from "./final-answer.ts";
 import { CONTINUE, type Headers, type Outcome } from "./outcome.ts";
 import { andThen, type Step } from "./step.ts";
+import { conversationHeader } from "./conversation-stage.ts";
 
 export function onResponseHeaders(ctx: RequestContext, headers: Headers, endOfStream: boolean): Step<Outcome> {
   if (ctx.shadow) return CONTINUE;
@@ -38,6 +39,7 @@ export function onResponseHeaders(ctx: RequestContext, headers: Headers, endOfSt
     // The caller's own limits (the provider's x-ratelimit-* are about Gearbox's key, not the caller's).
     ...ctx.ticket?.headers,
     ...failover?.headers(),
+    ...(ctx.conversation && conversationHeader(ctx.conversation.stats)),
   };
   if (failing && endOfStream && failover) return fallBack(ctx, failover, Buffer.alloc(0)).then(asLocalReply);
   // Only the provider headers fit for the client go on, the key redacted (`response-headers.ts`).
@@ -85,6 +87,7 @@ function streamed(ctx: RequestContext, stream: NonNullable<RequestContext["answe
   const body = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
   ctx.cache.streamed(body, endOfStream);
   ctx.runaway?.streamed(body, endOfStream);
+  ctx.conversation?.answer.chunk(body);
   if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
   return { kind: "continue", mutation: { body } };
 }
@@ -96,6 +99,7 @@ function passOn(ctx: RequestContext, plan: CallPlan, chunk: Buffer): Outcome {
   const fallback = cloud?.failover?.headers()["x-gearbox-fallback"];
   if (fallback !== undefined) answer.mutation = { ...answer.mutation, setHeaders: { ...answer.mutation?.setHeaders, "x-gearbox-fallback": fallback } };
   ctx.answer.usage = answer.usage;
+  if (answer.cacheable !== undefined) ctx.conversation?.answer.json(answer.mutation?.body ?? chunk);
   if (answer.cacheable !== undefined)
     ctx.runaway?.answered(answer.mutation?.setHeaders?.["content-type"] ?? ctx.answer.headers["content-type"], answer.mutation?.body ?? chunk);
   ctx.finish(answer.error);
@@ -136,7 +140,9 @@ async function fallBack(ctx: RequestContext, failover: RequestFailover, chunk: B
     "x-gearbox-request-id": ctx.id,
     ...ctx.trace?.responseHeaders(),
     ...ctx.ticket?.headers,
+    ...(ctx.conversation && conversationHeader(ctx.conversation.stats)),
   });
+  heard(ctx, mutation.setHeaders, mutation.body);
   ctx.finish();
   return { kind: "continue", mutation };
 }
@@ -144,8 +150,19 @@ async function fallBack(ctx: RequestContext, failover: RequestFailover, chunk: B
 /** Ends a cascaded request with its verdict; the record keeps the status the client gets (an upgrade replaces the edge's). */
 function cascaded(ctx: RequestContext, outcome: Outcome): Outcome {
   ctx.runaway?.edgeAnswered(outcome);
+  if (outcome.kind === "continue" && ctx.conversation) {
+    heard(ctx, outcome.mutation?.setHeaders, outcome.mutation?.body);
+    outcome = { ...outcome, mutation: { ...outcome.mutation, setHeaders: { ...outcome.mutation?.setHeaders, ...conversationHeader(ctx.conversation.stats) } } };
+  }
   const status = outcome.kind === "respond" ? outcome.response.status : Number(outcome.mutation?.setHeaders?.[":status"] ?? ctx.answer.status);
   if (status > 0) ctx.answer.status = status;
   ctx.finish();
   return outcome;
+}
+
+/** A whole answer Gearbox made (a fallback's, the cascade's), read for the conversation store: JSON or SSE by its content type. */
+function heard(ctx: RequestContext, headers: Headers | undefined, body: Buffer | undefined): void {
+  if (!ctx.conversation || !body) return;
+  if ((headers?.["content-type"] ?? "").startsWith("text/event-stream")) ctx.conversation.answer.chunk(body);
+  else ctx.conversation.answer.json(body);
 }

@@ -1,9 +1,8 @@
 /**
  * What this process knows of each provider's health: its circuit breaker and its retry budget,
- * made on first use and kept for the process (or, without one given, for the config). Breaker
+ * made on first use and kept for the process (the runtime's snapshots share one). Breaker
  * transitions are logged; their states are read by the `gearbox_provider_breaker_state` gauge.
  */
-import type { GatewayConfig } from "../config/load.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
 import { BREAKER_STATE_VALUE, CircuitBreaker, type BreakerState } from "./breaker.ts";
 import type { ResilienceConfig } from "./config-schema.ts";
@@ -42,12 +41,4 @@ export class ProviderHealth {
   states(): [string, number][] {
     return [...this.breakers].map(([name, b]) => [name, BREAKER_STATE_VALUE[b.state satisfies BreakerState]]);
   }
-}
-
-/** Without a process-wide `ProviderHealth` (embedded and tests), one per config. */
-const PER_CONFIG = new WeakMap<GatewayConfig, ProviderHealth>();
-export function healthFor(config: GatewayConfig, logger?: Logger): ProviderHealth {
-  let health = PER_CONFIG.get(config);
-  if (!health) PER_CONFIG.set(config, (health = new ProviderHealth(config.resilience, logger)));
-  return health;
 }

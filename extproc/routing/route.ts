@@ -76,6 +76,10 @@ export interface RouteRequest {
   state: RoutingState;
   /** `x-gearbox-route` as read once for this request (`readClientRoute`). */
   client: Result<ClientRoute, GatewayError>;
+  /** The conversation (`conversation_id` or `x-gearbox-conversation-id`), for stickiness. */
+  conversationId?: string;
+  /** The gear that answered the conversation's last exchange, as the conversation store says (every replica sees it). */
+  stickyTarget?: "edge" | "cloud";
 }
 
 /** What is known by the time of the decision, beyond the request. */
@@ -178,7 +182,7 @@ function policyInput(req: RouteRequest, chat: ChatRequest): PolicyInput {
   const { policy } = req.snapshot;
   const { headers, state } = req;
   const intent = classifyIntent(chat.messages, policy.allowClientIntent ? headers["x-gearbox-intent"] : undefined);
-  const sticky = state.sticky.get(headers["x-gearbox-conversation-id"]);
+  const sticky = req.stickyTarget ?? state.sticky.get(req.conversationId ?? headers["x-gearbox-conversation-id"]);
   const latency = state.cloudLatency.p50();
   const budget = policy.dynamic.monthlyCloudBudgetUsd;
   return {

@@ -41,10 +41,11 @@ providers:
 ${extra}`;
 }
 
-export async function startTestGateway(config: GatewayConfig): Promise<TestGateway> {
+/** `extra`: deps beyond the runtime and the logger (a conversation store, governance…). */
+export async function startTestGateway(config: GatewayConfig, extra: Omit<Partial<ProcessorDeps>, "runtime" | "logger"> = {}): Promise<TestGateway> {
   const logs: Record<string, unknown>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const deps = { runtime: new Runtime(config), logger };
+  const deps: ProcessorDeps = { runtime: new Runtime(config), logger, ...extra };
   const extProc = await startExtProcServer(deps, 0, "127.0.0.1");
   const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
   return {

@@ -1,0 +1,29 @@
+/** `conversations:` — the gateway keeps conversation histories (`extproc/conversation/`). */
+import { z } from "zod";
+
+export const conversationsSchema = z.strictObject({
+  /** On by default: a request with `conversation_id` (body) or `x-gearbox-conversation-id` gets its stored history. */
+  enable: z.boolean().default(true),
+  /** A conversation is forgotten this long after its last exchange. */
+  ttl_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3_600_000),
+  /** In-memory store only: conversations kept at most (least recently written out first). */
+  max_conversations: z.number().int().positive().default(10_000),
+  /** Stored messages kept before the oldest are folded into the summary (never refused). */
+  max_messages: z.number().int().min(8).default(200),
+  /** The share of the target's context window the history may fill before it is summarized. */
+  history_share: z.number().gt(0).max(1).default(0.5),
+  /** Refuse an unknown id with 404 `conversation_not_found` instead of starting a conversation. */
+  require_existing: z.boolean().default(false),
+  /** How summaries are written: `extractive` (no model; the only summarizer in this version). */
+  summarizer: z.enum(["extractive"]).default("extractive"),
+  /** Context windows in tokens by model, over the built-in table (`windows.ts`). */
+  context_windows: z.record(z.string().min(1), z.number().int().positive()).default({}),
+  /** An edge model's context window when neither the table nor the agent says. */
+  edge_context_tokens: z.number().int().positive().default(4_096),
+});
+
+export type ConversationsConfig = z.infer<typeof conversationsSchema>;

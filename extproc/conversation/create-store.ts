@@ -1,0 +1,53 @@
+/**
+ * The conversation store `gearbox serve` runs with: on Redis, shared by every replica, when a
+ * Redis URL is given (`REDIS_URL`), behind the shared-state guard (last good reads, writes skipped
+ * while Redis fails); in memory otherwise. Off when `conversations.enable` is false.
+ */
+import type { GatewayConfig } from "../config/load.ts";
+import type { Logger } from "../../common/telemetry/logger.ts";
+import { connectRedis } from "../store/redis.ts";
+import type { SharedStateHealth } from "../store/store-health.ts";
+import { Conversations } from "./conversations.ts";
+import { GuardedConversationStore } from "./guarded-store.ts";
+import { MemoryConversationStore } from "./memory-store.ts";
+import { RedisConversationStore } from "./redis-store.ts";
+
+export interface ConversationsSetup {
+  conversations?: Conversations;
+  /** The banner's line. */
+  describe: string;
+  close(): Promise<void>;
+}
+
+const MEANING = {
+  degraded: "requests go on with the history their clients send; exchanges are not stored",
+  healthy: "conversations are read and stored again",
+};
+
+export function createConversations(
+  config: GatewayConfig,
+  options: { redisUrl?: string; logger: Logger; sharedState?: SharedStateHealth },
+): ConversationsSetup {
+  const settings = config.conversations;
+  if (!settings.enable) return { describe: "  conversations   off", close: () => Promise.resolve() };
+  const ttl = `ttl ${settings.ttl_ms} ms`;
+  if (!options.redisUrl) {
+    const store = new MemoryConversationStore({ ttlMs: settings.ttl_ms, maxConversations: settings.max_conversations });
+    return {
+      conversations: new Conversations(store, settings, options.logger),
+      describe: `  conversations   in memory (${settings.max_conversations} at most, ${ttl}; ${settings.summarizer} summaries)`,
+      close: () => store.close(),
+    };
+  }
+  const redis = connectRedis(options.redisUrl, { logger: options.logger, name: "gearbox-conversations" });
+  const health = options.sharedState?.store("conversations", MEANING);
+  const inner = new RedisConversationStore(redis, "gearbox:", { ttlMs: settings.ttl_ms });
+  const store = health
+    ? new GuardedConversationStore(inner, { health, readTimeoutMs: config.shared_state.read_timeout_ms, maxStaleMs: config.shared_state.max_stale_ms })
+    : inner;
+  return {
+    conversations: new Conversations(store, settings, options.logger),
+    describe: `  conversations   on Redis (REDIS_URL, ${ttl}; ${settings.summarizer} summaries)`,
+    close: () => Promise.resolve(redis.disconnect()),
+  };
+}
