@@ -13,6 +13,7 @@ import type { JsonObject } from "../../common/schemas/fields.ts";
 import { cloudCall, type CloudCall } from "./cloud-request.ts";
 import type { RequestContext } from "./context.ts";
 import type { Outcome } from "./outcome.ts";
+import type { BackendProtocol } from "../translators/select.ts";
 
 /** Headers that steer Gearbox; they are not forwarded to providers. */
 export const CONTROL_HEADERS = [ROUTE_HEADER, "x-gearbox-cache", "x-gearbox-conversation-id", "x-gearbox-edge-endpoint", "x-gearbox-node", "x-gearbox-intent"];
@@ -57,7 +58,8 @@ function steered(ctx: RequestContext, route: CloudRoute): { call: CloudCall; fai
   const parsed = ctx.parsed;
   if (!parsed) throw new Error("a route is only decided for a parsed call");
   const primary = { provider: route.provider, upstreamModel: route.upstreamModel, reason: route.reason };
-  const call = cloudCall(primary, parsed, ctx.query, ctx.id, CONTROL_HEADERS, ctx.rewrittenBody);
+  const client = { headers: ctx.headers, protocol: clientProtocol(ctx.spec?.name) };
+  const call = cloudCall(primary, parsed, ctx.query, ctx.id, CONTROL_HEADERS, ctx.rewrittenBody, client);
   if ("error" in call) return { call };
   const failover = new RequestFailover({ config: ctx.config, health: ctx.snapshot.providerHealth, parsed, primary, chain: route.chain });
   const member = failover.steer();
@@ -69,6 +71,12 @@ function steered(ctx: RequestContext, route: CloudRoute): { call: CloudCall; fai
     ctx.id,
     CONTROL_HEADERS,
     ctx.rewrittenBody,
+    client,
   );
   return { call: "error" in steer ? call : steer, failover };
+}
+
+/** The API the client spoke, as a backend protocol (whose own headers stay with it). */
+function clientProtocol(endpoint: string | undefined): BackendProtocol {
+  return endpoint === "messages" ? "anthropic" : "openai";
 }

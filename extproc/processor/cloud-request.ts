@@ -9,6 +9,8 @@ import { GatewayError } from "../../common/errors.ts";
 import { authHeaders, CLIENT_CREDENTIAL_HEADERS } from "../providers/provider.ts";
 import type { ProviderRoute } from "../routing/provider-route.ts";
 import type { CallPlan } from "../translators/compose.ts";
+import { foreignClientHeaders } from "../translators/client-headers.ts";
+import { backendProtocol, type BackendProtocol } from "../translators/select.ts";
 import type { Headers, Mutation } from "./outcome.ts";
 
 export type CloudCall = { decision: ProviderRoute; plan: CallPlan; mutation: Mutation } | { decision: ProviderRoute; error: GatewayError };
@@ -17,7 +19,8 @@ export type CloudCall = { decision: ProviderRoute; plan: CallPlan; mutation: Mut
  * The plan and mutation that send `parsed` where `decision` says (a fallback member too).
  * `query`: the client's query string (kept on the upstream path); `strip`: Gearbox's control
  * headers, never forwarded; `rewritten`: the body Gearbox wrote in place of the client's (a kept
- * conversation's history), sent when the plan leaves the body as it is.
+ * conversation's history), sent when the plan leaves the body as it is; `client`: the client's
+ * headers and API, whose own headers a provider of another API does not get.
  */
 export function cloudCall(
   decision: ProviderRoute,
@@ -26,6 +29,7 @@ export function cloudCall(
   requestId: string,
   strip: readonly string[],
   rewritten?: Buffer,
+  client?: { headers: Headers; protocol: BackendProtocol },
 ): CloudCall {
   const { provider, upstreamModel } = decision;
   let plan: CallPlan;
@@ -46,7 +50,9 @@ export function cloudCall(
     "accept-encoding": "identity",
   };
   // The caller's key is Gearbox's call key: no client credential ever goes upstream.
-  const removeHeaders = [...strip, ...CLIENT_CREDENTIAL_HEADERS.filter((h) => setHeaders[h] === undefined)];
+  // Nor do headers of the client's API (and SDK telemetry) go to a provider that speaks another.
+  const foreign = client ? foreignClientHeaders(Object.keys(client.headers), client.protocol, backendProtocol(provider.kind)) : [];
+  const removeHeaders = [...strip, ...[...CLIENT_CREDENTIAL_HEADERS, ...foreign].filter((h) => setHeaders[h] === undefined)];
   const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };
   const body = upstream.body ?? rewritten;
   if (body) {
