@@ -120,11 +120,7 @@ export function leafSecretName(host: string): string {
   return `gearbox-intercept-${host.replaceAll(".", "-")}`;
 }
 
-const stamp = (now: Date) =>
-  now
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d+Z$/, "Z");
+const stamp = (now: Date) => now.toISOString().replace(/[-:.]/g, "");
 
 /** Why the published leaf must be replaced, or undefined when it can stay. */
 function staleReason(leaf: KeyPair | undefined, ca: KeyPair, host: string, renewWithinHours: number, now: Date): string | undefined {

@@ -35,14 +35,17 @@ export interface StreamEnv {
  * `peerHeader` (the simulated client certificate) is not part of the request.
  */
 function requestHeaders(req: IncomingMessage, peerHeader: string | undefined): HeaderMap {
+  // `:scheme` and x-forwarded-proto follow the downstream connection: https when TLS was
+  // terminated here (ConnectionManagerUtility::mutateRequestHeaders, `connection.ssl()`).
+  const scheme = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
   const headers = HeaderMap.of([
     [":authority", req.headers.host ?? ""],
     [":path", req.url ?? "/"],
     [":method", req.method ?? "GET"],
-    [":scheme", "http"],
+    [":scheme", scheme],
   ]);
   for (const [k, v] of rawHeaderPairs(req)) if (k !== "host" && k !== peerHeader && !isHopByHop(k, v)) headers.add(k, v);
-  if (!headers.has("x-forwarded-proto")) headers.add("x-forwarded-proto", "http");
+  if (!headers.has("x-forwarded-proto")) headers.add("x-forwarded-proto", scheme);
   if (!headers.has("x-request-id")) headers.add("x-request-id", randomUUID());
   return headers;
 }

@@ -5,6 +5,7 @@
  * (`envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor`), its `ProcessingMode`, the
  * `HeaderMutationRules` of `envoy.config.common.mutation_rules.v3`, the route table and clusters.
  */
+import type { DownstreamTlsOptions, UpstreamTlsOptions } from "./tls.ts";
 import type { ProcessingMode } from "../../proto/generated/envoy/extensions/filters/http/ext_proc/v3/ProcessingMode.ts";
 import { checkRequestAttributes } from "./attributes.ts";
 
@@ -132,6 +133,8 @@ export interface RetryBudgetOptions {
 /** A static cluster with one endpoint, given as a URL (`http://127.0.0.1:1234`). */
 export interface StaticClusterOptions {
   url: string;
+  /** The cluster's `transport_socket`: TLS to the upstream, verified (see tls.ts). Without it, plain HTTP. */
+  tls?: UpstreamTlsOptions;
   /** The cluster's retry budget; without one, Envoy's default `max_retries` circuit breaker (3 concurrent retries). */
   retryBudget?: RetryBudgetOptions;
 }
@@ -191,6 +194,8 @@ export interface EnvoyOptions {
    * listener, where ORIGINAL_DST has nothing to fall back on.
    */
   originalDestination?: string;
+  /** TLS termination on the listener, one filter chain per SNI (see tls.ts). Default: plain HTTP. */
+  downstreamTls?: DownstreamTlsOptions;
 }
 
 /** The ext_proc configuration with Envoy's defaults filled in. */
@@ -219,6 +224,7 @@ export interface ResolvedEnvoyConfig {
   routeTimeoutMs: number;
   peerCertificate: PeerCertificateOptions;
   originalDestination: string | undefined;
+  downstreamTls: DownstreamTlsOptions | undefined;
 }
 
 /** Envoy's default `per_connection_buffer_limit_bytes`. */
@@ -299,5 +305,6 @@ export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
     routeTimeoutMs: options.routeTimeoutMs ?? 15_000,
     peerCertificate: options.peerCertificate ?? {},
     originalDestination: options.originalDestination,
+    downstreamTls: options.downstreamTls,
   };
 }

@@ -7,6 +7,7 @@
  * encoder path as Envoy's local replies do.
  */
 import http from "node:http";
+import https from "node:https";
 import { once } from "node:events";
 import { isIP } from "node:net";
 import { AbortedError } from "./body.ts";
@@ -23,6 +24,7 @@ import type { DynamicMetadata } from "./dynamic-metadata.ts";
 import type { Forward } from "./filter.ts";
 import { HeaderMap, isHopByHop, rawHeaderPairs } from "./headers.ts";
 import type { EnvoyStats } from "./stats.ts";
+import { upstreamTlsFailure, type UpstreamTlsOptions } from "./tls.ts";
 
 /** What the router got: an upstream response, a local reply of its own, or nothing (aborted). */
 export type UpstreamResult =
@@ -134,12 +136,18 @@ export class Router {
   /** Requests in flight per cluster, and retries among them (the retry budget's inputs). */
   private readonly active: Record<string, number> = {};
   private readonly activeRetries: Record<string, number> = {};
+  /** Connections to TLS clusters (keep-alive, like Envoy's per-cluster connection pools). */
+  private readonly tlsAgent = new https.Agent({ keepAlive: true });
 
   constructor(
     private readonly config: ResolvedEnvoyConfig,
     private readonly stats: EnvoyStats,
     private readonly agent: http.Agent,
   ) {}
+
+  close(): void {
+    this.tlsAgent.destroy();
+  }
 
   /** The first route matching the headers and dynamic metadata, else the default cluster's catch-all route. */
   match(headers: HeaderMap, metadata: DynamicMetadata): RouteOptions | undefined {
@@ -175,7 +183,8 @@ export class Router {
     }
     if (route.hostRewrite !== undefined) headers.set(":authority", route.hostRewrite);
     const policy = route.retryPolicy;
-    if (policy === undefined) return this.attempt(clusterName, endpoint, request, request.body, signal);
+    const tls = "url" in cluster ? cluster.tls : undefined;
+    if (policy === undefined) return this.attempt(clusterName, endpoint, request, request.body, signal, tls);
     // With a retry policy the router buffers the request body so that it can send it again.
     const chunks: Buffer[] = [];
     for await (const chunk of request.body) chunks.push(chunk);
@@ -185,7 +194,7 @@ export class Router {
     let retrying = false;
     try {
       for (let retries = 0; ; retries += 1) {
-        const result = await this.attempt(clusterName, endpoint, request, body, signal);
+        const result = await this.attempt(clusterName, endpoint, request, body, signal, tls);
         if (retrying) this.activeRetries[clusterName] = (this.activeRetries[clusterName] ?? 1) - 1;
         retrying = false;
         if (!retriable(policy, result) || retries >= (policy.num_retries ?? 1) || signal.aborted) return result;
@@ -220,7 +229,14 @@ export class Router {
   }
 
   /** One try: sends the request and its body, resolves at the response headers (or a local reply). */
-  private attempt(clusterName: string, endpoint: Endpoint, request: Forward, body: Forward["body"], signal: AbortSignal): Promise<UpstreamResult> {
+  private attempt(
+    clusterName: string,
+    endpoint: Endpoint,
+    request: Forward,
+    body: Forward["body"],
+    signal: AbortSignal,
+    tls: UpstreamTlsOptions | undefined,
+  ): Promise<UpstreamResult> {
     const headers = request.headers;
     const outgoing = headers.toOutgoing();
     outgoing.host = headers.get(":authority") ?? "";
@@ -232,15 +248,19 @@ export class Router {
     const hostKey = `${endpoint.host}:${endpoint.port}`;
     this.stats.upstreamHosts[hostKey] = (this.stats.upstreamHosts[hostKey] ?? 0) + 1;
     const startedAt = Date.now();
-    const upstream = http.request({
+    const common = {
       host: endpoint.host,
       port: endpoint.port,
       method: headers.get(":method") ?? "GET",
       path: headers.get(":path") ?? "/",
       headers: outgoing,
-      agent: this.agent,
       signal,
-    });
+    };
+    // UpstreamTlsContext: SNI, trusted_ca, and the name check of auto_san_validation (never off).
+    const upstream =
+      tls === undefined
+        ? http.request({ ...common, agent: this.agent })
+        : https.request({ ...common, agent: this.tlsAgent, servername: tls.sni, ca: tls.trustedCa, rejectUnauthorized: true });
     upstream.flushHeaders();
     void this.sendBody(upstream, body);
     return this.awaitResponse(upstream, signal, startedAt);
@@ -262,7 +282,13 @@ export class Router {
           resolve({ type: "aborted" });
           return;
         }
-        const reason = error.code === "ECONNREFUSED" ? "connection failure" : "connection termination";
+        const tlsFailure = upstreamTlsFailure(error);
+        const reason =
+          tlsFailure !== undefined
+            ? `connection failure, transport failure reason: ${tlsFailure}`
+            : error.code === "ECONNREFUSED"
+              ? "connection failure"
+              : "connection termination";
         resolve(this.localReply(503, CONNECT_FAILURE + reason, `upstream_reset_before_response_started{${reason}}`));
       });
     });
