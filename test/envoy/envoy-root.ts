@@ -30,6 +30,8 @@ export const ENVOY_CONFIG_PROTO_FILES: readonly string[] = [
   // Cluster extensions.
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  // The HTTPS interception listener (sidecar.yaml llm_egress_tls) reads the SNI with it.
+  "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
   // Access log to stdout.
   "envoy/extensions/access_loggers/stream/v3/stream.proto",
 ];

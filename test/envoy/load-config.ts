@@ -22,13 +22,15 @@ export function envoyConfigFiles(): string[] {
 }
 
 /**
- * Parses one YAML file under `envoy/` into plain data (anchors resolved). Throws on YAML
- * errors, duplicate keys included, since those are not proto problems.
+ * Parses one YAML file under `envoy/` into plain data (anchors resolved into independent
+ * copies, as Envoy's YAML → JSON → proto load makes them: an edit to one place in a test must
+ * not show up at every alias). Throws on YAML errors, duplicate keys included, since those are
+ * not proto problems.
  */
 export function readEnvoyYaml(name: string): unknown {
   const doc = YAML.parseDocument(readFileSync(path.join(ENVOY_CONFIG_DIR, name), "utf8"), { uniqueKeys: true });
   if (doc.errors.length > 0) throw new Error(`${name}: ${doc.errors.map((e) => e.message).join("; ")}`);
-  return doc.toJS();
+  return JSON.parse(JSON.stringify(doc.toJS())) as unknown;
 }
 
 /** Converts plain data into a Bootstrap with the strict checker. */
