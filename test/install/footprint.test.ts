@@ -25,9 +25,12 @@ interface Manifest {
 const manifest = (file: string): Manifest => JSON.parse(readFileSync(path.join(REPO, file), "utf8")) as Manifest;
 
 void describe("install footprint", () => {
-  void it("the root package (the gateway) has no inference engine; the edge-agent workspace owns all three", () => {
+  void it("the root package (the gateway) has no inference engine; the edge-agent workspace owns all three (the device SDK uses it)", () => {
     const root = manifest("package.json");
-    assert.deepEqual(root.workspaces, ["edge-agent"]);
+    assert.deepEqual(root.workspaces, ["edge-agent", "sdk/typescript"]);
+    // The device SDK reaches the engines through the edge-agent workspace, never on its own.
+    const sdk = manifest("sdk/typescript/package.json");
+    for (const engine of ENGINES) assert.equal(sdk.dependencies?.[engine], undefined, `${engine} in sdk/typescript's dependencies`);
     for (const engine of ENGINES) {
       assert.equal(root.dependencies?.[engine], undefined, `${engine} in the root dependencies`);
       assert.equal(root.optionalDependencies?.[engine], undefined, `${engine} in the root optionalDependencies`);
