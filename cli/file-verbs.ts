@@ -1,9 +1,19 @@
 /** Plumbing of the verbs that work on files (`report`, `replay`): usage problems and unreadable files. */
 import { stat } from "node:fs/promises";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { CliIo } from "./admin-client.ts";
 
 /** Wrong usage, with the message to show (exit 2, with the usage). */
 export class UsageProblem extends Error {}
+
+/** A verb's flags and positionals (`node:util` parseArgs); an unknown or malformed flag is a `UsageProblem`. */
+export function parseVerbArgs<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, allowPositionals: true, options });
+  } catch (err) {
+    throw new UsageProblem(err instanceof Error ? err.message : String(err));
+  }
+}
 
 /**
  * `--help` → the usage (exit 0); a `UsageProblem` from `parse` → its message and the usage

@@ -2,9 +2,8 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { rootCertificates } from "node:tls";
-import { parseArgs } from "node:util";
 import type { CliIo } from "../admin-client.ts";
-import { parseOrExit, UsageProblem } from "../file-verbs.ts";
+import { parseOrExit, parseVerbArgs, UsageProblem } from "../file-verbs.ts";
 import { createCa, describeCertificate, hostProblem, issueLeaf, signedBy, type KeyPair } from "./authority.ts";
 import { bundleOf, CA_FILES, readCa, readLeaf, writeCa, writeLeaf, type CaDirectory } from "./files.ts";
 import { bundleConfigMap, caSecret, leafSecret, parseRef, type ObjectRef } from "./kubernetes.ts";
@@ -55,30 +54,21 @@ function hostList(values: string[]): string[] {
 }
 
 export function parseCaArgs(args: string[]): CaOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        dir: { type: "string" },
-        host: { type: "string", multiple: true },
-        hosts: { type: "string" },
-        days: { type: "string" },
-        hours: { type: "string" },
-        "renew-within": { type: "string" },
-        out: { type: "string" },
-        secret: { type: "string" },
-        "secret-namespace": { type: "string" },
-        configmap: { type: "string" },
-        ca: { type: "boolean" },
-        "retire-previous": { type: "boolean" },
-        force: { type: "boolean" },
-      },
-    });
-  } catch (err) {
-    throw new UsageProblem(err instanceof Error ? err.message : String(err));
-  }
+  const parsed = parseVerbArgs(args, {
+    dir: { type: "string" },
+    host: { type: "string", multiple: true },
+    hosts: { type: "string" },
+    days: { type: "string" },
+    hours: { type: "string" },
+    "renew-within": { type: "string" },
+    out: { type: "string" },
+    secret: { type: "string" },
+    "secret-namespace": { type: "string" },
+    configmap: { type: "string" },
+    ca: { type: "boolean" },
+    "retire-previous": { type: "boolean" },
+    force: { type: "boolean" },
+  });
   const { values, positionals } = parsed;
   const [verb, ...extra] = positionals;
   if (verb !== "init" && verb !== "issue" && verb !== "rotate" && verb !== "bundle")

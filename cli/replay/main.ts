@@ -6,9 +6,8 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import type { CliIo } from "../admin-client.ts";
-import { fileProblem, parseOrExit, UsageProblem } from "../file-verbs.ts";
+import { fileProblem, parseOrExit, parseVerbArgs, UsageProblem } from "../file-verbs.ts";
 import { fileLines } from "../report/lines.ts";
 import { extProcTarget } from "./extproc-target.ts";
 import { httpTarget } from "./http-target.ts";
@@ -61,32 +60,23 @@ function url(name: string, value: string): string {
 }
 
 export function parseReplayArgs(args: string[]): ReplayOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        target: { type: "string" },
-        out: { type: "string" },
-        resume: { type: "boolean" },
-        limit: { type: "string" },
-        concurrency: { type: "string" },
-        rate: { type: "string" },
-        timing: { type: "boolean" },
-        speed: { type: "string" },
-        shadow: { type: "boolean" },
-        format: { type: "string" },
-        model: { type: "string" },
-        key: { type: "string", multiple: true },
-        cluster: { type: "string", multiple: true },
-        upstream: { type: "string" },
-        timeout: { type: "string" },
-      },
-    });
-  } catch (err) {
-    throw new UsageProblem(err instanceof Error ? err.message : String(err));
-  }
+  const parsed = parseVerbArgs(args, {
+    target: { type: "string" },
+    out: { type: "string" },
+    resume: { type: "boolean" },
+    limit: { type: "string" },
+    concurrency: { type: "string" },
+    rate: { type: "string" },
+    timing: { type: "boolean" },
+    speed: { type: "string" },
+    shadow: { type: "boolean" },
+    format: { type: "string" },
+    model: { type: "string" },
+    key: { type: "string", multiple: true },
+    cluster: { type: "string", multiple: true },
+    upstream: { type: "string" },
+    timeout: { type: "string" },
+  });
   const { values: v, positionals } = parsed;
   if (positionals.length === 0) throw new UsageProblem("no traffic file given");
   if (positionals.length > 1) throw new UsageProblem(`one traffic file at a time (got ${positionals.length})`);

@@ -4,9 +4,8 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import type { CliIo } from "../admin-client.ts";
-import { fileProblem, parseOrExit, UsageProblem } from "../file-verbs.ts";
+import { fileProblem, parseOrExit, parseVerbArgs, UsageProblem } from "../file-verbs.ts";
 import { Aggregator, type Filters, type ReportData } from "./aggregate.ts";
 import { renderCharts } from "./charts.ts";
 import { reportHtml } from "./html.ts";
@@ -53,22 +52,13 @@ function time(name: string, value: string | undefined): number | undefined {
 }
 
 export function parseReportArgs(args: string[]): ReportOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        out: { type: "string" },
-        since: { type: "string" },
-        until: { type: "string" },
-        tenant: { type: "string", multiple: true },
-        model: { type: "string", multiple: true },
-      },
-    });
-  } catch (err) {
-    throw new UsageProblem(err instanceof Error ? err.message : String(err));
-  }
+  const parsed = parseVerbArgs(args, {
+    out: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
+    tenant: { type: "string", multiple: true },
+    model: { type: "string", multiple: true },
+  });
   const { values, positionals } = parsed;
   if (positionals.length === 0) throw new UsageProblem("no log file given");
   const since = time("since", values.since);
