@@ -37,3 +37,19 @@ test("cloud spend: adds up within a UTC month, starts again in the next, ignores
   assert.equal(spend.fraction(200, nov), 0.6025);
   assert.equal(spend.spentUsd(Date.UTC(2026, 11, 1, 0, 1)), 0, "December starts at zero");
 });
+
+test("latency window: the kept-sorted median equals a sort of the last samples, duplicates included", () => {
+  const size = 17;
+  const w = new LatencyWindow(size);
+  const recent: number[] = [];
+  let seed = 7;
+  for (let i = 0; i < 500; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const ms = seed % 40; // few distinct values: many duplicates leave and arrive
+    w.record(ms);
+    recent.push(ms);
+    if (recent.length > size) recent.shift();
+    const expected = recent.length < 5 ? undefined : [...recent].sort((a, b) => a - b)[Math.floor(recent.length / 2)];
+    assert.equal(w.p50(), expected, `after ${i + 1} samples`);
+  }
+});

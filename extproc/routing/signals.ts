@@ -40,26 +40,47 @@ export class StickyTargets {
   }
 }
 
-/** The median of the last `size` cloud latencies (ms), for latency-driven thresholds. */
+/**
+ * The median of the last `size` cloud latencies (ms), for latency-driven thresholds. The samples
+ * are kept twice — in arrival order (to know which one leaves) and sorted (binary insertion) — so
+ * reading the median on every routed request costs an index, not a sort.
+ */
 export class LatencyWindow {
-  private readonly samples: number[] = [];
+  private readonly arrival: number[] = [];
+  private readonly sorted: number[] = [];
   private next = 0;
 
   constructor(private readonly size = 200) {}
 
   record(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
-    if (this.samples.length < this.size) this.samples.push(ms);
-    else this.samples[this.next] = ms;
+    if (this.arrival.length < this.size) this.arrival.push(ms);
+    else {
+      const leaving = this.arrival[this.next] as number;
+      this.arrival[this.next] = ms;
+      this.sorted.splice(lowerBound(this.sorted, leaving), 1);
+    }
+    this.sorted.splice(lowerBound(this.sorted, ms), 0, ms);
     this.next = (this.next + 1) % this.size;
   }
 
   /** Undefined until there are a few samples. */
   p50(): number | undefined {
-    if (this.samples.length < 5) return undefined;
-    const sorted = [...this.samples].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)];
+    if (this.sorted.length < 5) return undefined;
+    return this.sorted[Math.floor(this.sorted.length / 2)];
   }
+}
+
+/** The first index of `sorted` whose value is not below `value`. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -67,7 +88,9 @@ export class LatencyWindow {
  * the dynamic layer's budget steps. A new month starts from zero.
  */
 export class CloudSpend {
-  private month = "";
+  /** The current month's bounds (ms since the epoch, UTC): `roll` formats no date inside them. */
+  private monthStart = 0;
+  private monthEnd = 0;
   private usd = 0;
 
   add(usd: number, now = Date.now()): void {
@@ -87,10 +110,10 @@ export class CloudSpend {
   }
 
   private roll(now: number): void {
-    const month = new Date(now).toISOString().slice(0, 7);
-    if (month !== this.month) {
-      this.month = month;
-      this.usd = 0;
-    }
+    if (now >= this.monthStart && now < this.monthEnd) return;
+    const day = new Date(now);
+    this.monthStart = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), 1);
+    this.monthEnd = Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1);
+    this.usd = 0;
   }
 }
