@@ -27,6 +27,8 @@ export const ENVOY_CONFIG_PROTO_FILES: readonly string[] = [
   "envoy/extensions/filters/http/router/v3/router.proto",
   // Strips caller-sent routing headers ahead of ext_proc.
   "envoy/extensions/filters/http/header_mutation/v3/header_mutation.proto",
+  // The Istio HTTPS interception chains check that :authority is the SNI they terminated.
+  "envoy/extensions/filters/http/rbac/v3/rbac.proto",
   // Cluster extensions.
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",

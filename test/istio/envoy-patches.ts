@@ -6,7 +6,8 @@
  * written, unchecked) and is parsed as it is, strictly. A MERGE value is a part
  * of a message Istio generated, so it is merged (proto merge: messages field by field, repeated
  * fields appended) into a minimal message shaped like Istio's, and the result is parsed: the
- * patch's own fields are checked, and a MERGE that breaks the message shows as well.
+ * patch's own fields are checked, and a MERGE that breaks the message shows as well. A REMOVE
+ * carries no value (one that does is reported: Istio would ignore it).
  */
 import { envoyRoot } from "../envoy/envoy-root.ts";
 import { isPlainObject, type PlainObject } from "../envoy/plain.ts";
@@ -16,6 +17,7 @@ import { arr, obj, type Manifest } from "./manifests.ts";
 /** Envoy message type of each `applyTo` Gearbox uses. */
 export const PATCH_TYPES: Readonly<Record<string, string>> = {
   LISTENER: "envoy.config.listener.v3.Listener",
+  FILTER_CHAIN: "envoy.config.listener.v3.FilterChain",
   HTTP_FILTER: "envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter",
   VIRTUAL_HOST: "envoy.config.route.v3.VirtualHost",
   HTTP_ROUTE: "envoy.config.route.v3.Route",
@@ -80,6 +82,7 @@ export function parseEnvoyFilterPatches(filter: Manifest): ParsedPatch[] {
     const typeName = PATCH_TYPES[applyTo];
     if (!typeName) return { where, applyTo, operation, match, errors: [`${where}: no Envoy type known for applyTo ${applyTo}`] };
     const value = obj(patch["patch"])["value"];
+    if (operation === "REMOVE") return { where, applyTo, operation, match, errors: value === undefined ? [] : [`${where}: a REMOVE carries no value`] };
     const json = operation === "MERGE" ? protoMerge(istioSkeleton(applyTo, match), value) : value;
     const result = protoFromJson(envoyRoot(), typeName, json);
     if (!result.ok) return { where, applyTo, operation, match, errors: result.errors.map((e) => `${where}: ${e}`) };

@@ -78,7 +78,8 @@ for (const dir of KUSTOMIZATIONS) {
 
     void it("every EnvoyFilter patch value parses strictly into its Envoy proto type", () => {
       const filters = ofKind(docs, "EnvoyFilter");
-      assert.deepEqual(filters.map((f) => f.metadata.name).sort(), ["gearbox-ext-proc", "gearbox-strip-routing-headers"]);
+      const https = dir.endsWith("https-intercept") ? ["gearbox-https-intercept"] : [];
+      assert.deepEqual(filters.map((f) => f.metadata.name).sort(), ["gearbox-ext-proc", ...https, "gearbox-strip-routing-headers"]);
       for (const filter of filters) {
         const patches = parseEnvoyFilterPatches(filter);
         assert.ok(patches.length >= (filter.metadata.name === "gearbox-ext-proc" ? 5 : 1));
@@ -188,7 +189,9 @@ for (const dir of KUSTOMIZATIONS) {
             .map(obj)
             .find((s) => obj(s["port"])["number"] === 80)?.["tls"],
         );
-        assert.deepEqual(tls, { mode: "SIMPLE", sni: host, subjectAltNames: [host] });
+        // The HTTPS interception overlay names the system roots (https-intercept.test.ts).
+        const roots = dir.endsWith("https-intercept") ? { caCertificates: "/etc/ssl/certs/ca-certificates.crt" } : {};
+        assert.deepEqual(tls, { mode: "SIMPLE", sni: host, subjectAltNames: [host], ...roots });
         const vs = obj(ofKind(docs, "VirtualService", `gearbox-provider-${name}`)[0]?.["spec"]);
         assert.deepEqual(vs["hosts"], [host]);
         const routes = arr(vs["http"]).map(obj);

@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import * as apps from "kubernetes-models/apps/v1";
+import * as batch from "kubernetes-models/batch/v1";
 import * as core from "kubernetes-models/v1";
 import * as policy from "kubernetes-models/policy/v1";
 import * as istioV1alpha3 from "@kubernetes-models/istio/networking.istio.io/v1alpha3";
@@ -31,7 +32,7 @@ export type Manifest = Record<string, unknown> & {
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Kustomize directories that must render, relative to the repository root. */
-export const KUSTOMIZATIONS = ["istio/base", "istio/overlays/shadow", "istio/overlays/egress-gateway"] as const;
+export const KUSTOMIZATIONS = ["istio/base", "istio/overlays/shadow", "istio/overlays/egress-gateway", "istio/overlays/https-intercept"] as const;
 
 /** Parses a multi-document YAML text; YAML errors (duplicate keys included) throw. */
 export function parseManifests(text: string, source: string): Manifest[] {
@@ -66,6 +67,8 @@ const MODELS: Readonly<Record<string, ModelClass>> = {
   "v1/Service": core.Service,
   "apps/v1/Deployment": apps.Deployment,
   "apps/v1/DaemonSet": apps.DaemonSet,
+  "apps/v1/StatefulSet": apps.StatefulSet,
+  "batch/v1/Job": batch.Job,
   "policy/v1/PodDisruptionBudget": policy.PodDisruptionBudget,
   "networking.istio.io/v1alpha3/EnvoyFilter": istioV1alpha3.EnvoyFilter,
   "networking.istio.io/v1beta1/ServiceEntry": istioV1beta1.ServiceEntry,
