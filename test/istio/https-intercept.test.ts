@@ -12,13 +12,14 @@ import { describe, it } from "node:test";
 import YAML from "yaml";
 import { runCa } from "../../cli/ca/main.ts";
 import { ENVOY_CONFIG_DIR } from "../envoy/load-config.ts";
-import { HTTPS_FILTER, meshProblems, providerHosts, workloadProblems } from "./https-intercept.ts";
+import { HTTPS_FILTER, httpsSelector, meshProblems, providerHosts, workloadProblems } from "./https-intercept.ts";
 import { arr, obj, ofKind, renderKustomize, validateManifest, type Manifest } from "./manifests.ts";
 
 const mesh = renderKustomize("istio/overlays/https-intercept");
 const shadow = renderKustomize("test/istio/fixtures/https-shadow");
 const app = renderKustomize("test/istio/fixtures/trust-app");
 const hosts = providerHosts(mesh);
+const selector = httpsSelector(mesh);
 
 /** The keys of the ConfigMap `gearbox ca bundle --configmap` prints (the files the bundle volume holds). */
 function bundleKeys(): string[] {
@@ -72,7 +73,7 @@ void describe("workloads with istio/components/trust (a namespace's kustomizatio
   void it("validates; every workload is opted in, its sidecar gets the leaves, its containers the bundle", () => {
     assert.deepEqual(app.flatMap(validateManifest), []);
     assert.deepEqual(app.map((d) => d.kind).sort(), ["ConfigMap", "Deployment", "Job", "StatefulSet"]);
-    assert.deepEqual(workloadProblems(app, hosts, keys), []);
+    assert.deepEqual(workloadProblems(app, hosts, keys, selector), []);
   });
 
   void it("keeps the containers' own env and mounts", () => {
@@ -142,6 +143,17 @@ void describe("the HTTPS checks can fail", () => {
     assert.match(problems, /api\.anthropic\.com: "api\.anthropic\.com:443" would miss the port-80 virtual host/);
   });
 
+  void it("a selector catching pods without leaves, or pods without ext_proc", () => {
+    const wide = edit(mesh, "EnvoyFilter", HTTPS_FILTER, (d) => {
+      obj(obj(d["spec"])["workloadSelector"])["labels"] = { "gearbox.dev/intercept": "true" };
+    });
+    assert.match(meshProblems(wide).join("\n"), /selects every pod gearbox-ext-proc does, also those with no leaves mounted/);
+    const narrow = edit(mesh, "EnvoyFilter", HTTPS_FILTER, (d) => {
+      obj(obj(d["spec"])["workloadSelector"])["labels"] = { "gearbox.dev/intercept-https": "true", app: "web" };
+    });
+    assert.match(meshProblems(narrow).join("\n"), /selects pods without gearbox\.dev\/intercept: true \(no ext_proc\)/);
+  });
+
   void it("upstream TLS without its name check or roots, and a patch Envoy would reject", () => {
     const unverified = edit(mesh, "DestinationRule", "gearbox-provider-openai", (d) => {
       const tls = obj(obj(arr(obj(obj(d["spec"])["trafficPolicy"])["portLevelSettings"])[0])["tls"]);
@@ -158,22 +170,24 @@ void describe("the HTTPS checks can fail", () => {
     const broken = edit(app, "Deployment", "checkout", (d) => {
       const template = obj(obj(d["spec"])["template"]);
       const annotations = obj(obj(template["metadata"])["annotations"]);
+      delete obj(obj(template["metadata"])["labels"])["gearbox.dev/intercept-https"];
       annotations["sidecar.istio.io/userVolumeMount"] = "[]";
       const pod = obj(template["spec"]);
       pod["volumes"] = [...arr(pod["volumes"]), { name: "ca", secret: { secretName: "gearbox-ca" } }];
       const api = obj(arr(pod["containers"])[0]);
       api["env"] = arr(api["env"]).filter((e) => obj(e)["name"] !== "SSL_CERT_FILE");
     });
-    const problems = workloadProblems(broken, hosts, keys).join("\n");
+    const problems = workloadProblems(broken, hosts, keys, selector).join("\n");
     assert.match(
       problems,
       /Deployment checkout: istio-proxy must mount Secret gearbox-intercept-api-openai-com read-only at \/etc\/gearbox\/intercept\/api\.openai\.com/,
     );
+    assert.match(problems, /Deployment checkout: pods not labelled gearbox\.dev\/intercept-https: true/);
     assert.match(problems, /Deployment checkout: mounts the CA's Secret gearbox-ca/);
     assert.match(problems, /Deployment checkout: an app container could mount Secret "gearbox-ca"/);
     assert.match(problems, /Deployment checkout\/api: SSL_CERT_FILE is undefined/);
     assert.match(
-      workloadProblems(app, hosts, ["gearbox-ca.crt"]).join("\n"),
+      workloadProblems(app, hosts, ["gearbox-ca.crt"], selector).join("\n"),
       /SSL_CERT_FILE: \/etc\/gearbox\/ca\/ca-bundle\.crt is not a file of the bundle ConfigMap/,
     );
   });

@@ -73,6 +73,11 @@ function allowedPairs(rbac: PlainObject | undefined): string[] {
   );
 }
 
+/** The pod labels gearbox-https-intercept selects. */
+export function httpsSelector(docs: readonly Manifest[]): PlainObject {
+  return obj(obj(obj(ofKind(docs, "EnvoyFilter", HTTPS_FILTER)[0]?.["spec"])["workloadSelector"])["labels"]);
+}
+
 /** Problems of the mesh side: the EnvoyFilter and the DestinationRules. */
 export function meshProblems(docs: readonly Manifest[]): string[] {
   const problems: string[] = [];
@@ -80,8 +85,14 @@ export function meshProblems(docs: readonly Manifest[]): string[] {
   if (!filter) return [`no EnvoyFilter ${HTTPS_FILTER}`];
   const hosts = providerHosts(docs);
   const [extProcFilter] = ofKind(docs, "EnvoyFilter", "gearbox-ext-proc");
-  if (JSON.stringify(obj(filter["spec"])["workloadSelector"]) !== JSON.stringify(obj(extProcFilter?.["spec"])["workloadSelector"]))
-    problems.push(`${HTTPS_FILTER}: selects other workloads than gearbox-ext-proc`);
+  // Its pods must be gearbox-ext-proc's too (ext_proc is switched on in their port-80 routes),
+  // and only those the trust component gave leaves (a label gearbox-ext-proc does not need).
+  const selector = httpsSelector(docs);
+  const extProcSelector = obj(obj(obj(extProcFilter?.["spec"])["workloadSelector"])["labels"]);
+  for (const [k, v] of Object.entries(extProcSelector))
+    if (selector[k] !== v) problems.push(`${HTTPS_FILTER}: selects pods without ${k}: ${String(v)} (no ext_proc)`);
+  if (Object.keys(selector).length <= Object.keys(extProcSelector).length)
+    problems.push(`${HTTPS_FILTER}: selects every pod gearbox-ext-proc does, also those with no leaves mounted`);
   const patches = parseEnvoyFilterPatches(filter);
   problems.push(...patches.flatMap((p) => p.errors));
   const onPort443 = (p: ParsedPatch): boolean => at(p.match, "context") === "SIDECAR_OUTBOUND" && at(p.match, "listener", "portNumber") === 443;
@@ -171,11 +182,11 @@ export const TRUST_ENV: Readonly<Record<string, string>> = {
 
 /**
  * Problems of the workload side (a kustomization that includes istio/components/trust): every
- * workload opted in, istio-proxy mounting each host's leaf Secret where the SDS files say,
+ * workload's pods carrying the labels `selector` (gearbox-https-intercept's) names, istio-proxy mounting each host's leaf Secret where the SDS files say,
  * the SDS files valid Envoy Secrets, every container trusting the bundle, and nothing
  * mounting the CA's own Secret.
  */
-export function workloadProblems(docs: readonly Manifest[], hosts: readonly string[], bundleKeys: readonly string[]): string[] {
+export function workloadProblems(docs: readonly Manifest[], hosts: readonly string[], bundleKeys: readonly string[], selector: PlainObject): string[] {
   const problems: string[] = [];
   const workloads = docs.filter((d) => WORKLOAD_KINDS.includes(d.kind));
   if (workloads.length === 0) problems.push("no workload rendered");
@@ -204,7 +215,9 @@ export function workloadProblems(docs: readonly Manifest[], hosts: readonly stri
     const name = `${w.kind} ${w.metadata.name}`;
     const template = obj(obj(w["spec"])["template"]);
     const pod = obj(template["spec"]);
-    if (obj(obj(template["metadata"])["labels"])["gearbox.dev/intercept"] !== "true") problems.push(`${name}: pods not labelled gearbox.dev/intercept: "true"`);
+    const labels = obj(obj(template["metadata"])["labels"]);
+    for (const [k, v] of Object.entries(selector))
+      if (labels[k] !== v) problems.push(`${name}: pods not labelled ${k}: ${String(v)} (${HTTPS_FILTER} would not apply)`);
     const proxyVolumes = jsonAnnotation(template, "sidecar.istio.io/userVolume");
     const proxyMounts = jsonAnnotation(template, "sidecar.istio.io/userVolumeMount");
     for (const host of hosts) {
