@@ -87,7 +87,7 @@ void describe("gearbox ca", () => {
     assert.match((await handshake(leaf, ca, "api.anthropic.com")) ?? "", /^ERR_TLS_CERT_ALTNAME_INVALID /);
   });
 
-  void it("issue as Secrets: one kubernetes.io/tls Secret per host, named for the gateway's credentialName", () => {
+  void it("issue as Secrets: one kubernetes.io/tls Secret per host, named as istio/components/trust mounts them", () => {
     const r = io();
     assert.equal(
       runCa(["issue", "--dir", dir, "--host", "api.openai.com", "--host", "api.anthropic.com", "--secret-namespace", "istio-system"], r),

@@ -1,8 +1,8 @@
 /**
  * Kubernetes manifests `gearbox ca` prints for `kubectl apply -f -`: the CA Secret (key
- * included, for the `gearbox` namespace only), a leaf's TLS Secret (for the gateway's
- * namespace, where Istio's SDS reads `credentialName`), and the public CA bundle ConfigMap
- * that the `ca-trust` component mounts into app pods.
+ * included, for the `gearbox` namespace only), a leaf's TLS Secret (for an app namespace,
+ * where istio/components/trust mounts it into istio-proxy), and the public CA bundle ConfigMap
+ * that the same component mounts into app containers.
  */
 import { stringify } from "yaml";
 import type { KeyPair } from "./authority.ts";
@@ -37,7 +37,7 @@ export function caSecret(ref: ObjectRef, ca: CaDirectory): string {
   return stringify({ apiVersion: "v1", kind: "Secret", metadata: { ...ref, labels }, type: "Opaque", data });
 }
 
-/** A leaf as a `kubernetes.io/tls` Secret (the shape Istio's `credentialName` reads). */
+/** A leaf as a `kubernetes.io/tls` Secret (what a Secret volume mounts as tls.crt / tls.key, as the SDS files name them). */
 export function leafSecret(ref: ObjectRef, host: string, leaf: KeyPair): string {
   return stringify({
     apiVersion: "v1",

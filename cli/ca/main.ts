@@ -105,7 +105,7 @@ export function parseCaArgs(args: string[]): CaOptions {
   return options;
 }
 
-/** The Kubernetes Secret name for a host's leaf (the egress-gateway overlay's credentialName). */
+/** The Kubernetes Secret name for a host's leaf (what istio/components/trust mounts into istio-proxy). */
 export function leafSecretName(host: string): string {
   return `gearbox-intercept-${host.replaceAll(".", "-")}`;
 }
