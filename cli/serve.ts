@@ -220,6 +220,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const gatewayMetrics = new GatewayMetrics({
     extProcStreams,
     breakers: providerHealth,
+    calibration: runtime.state.calibration,
     alerts: governed.governance.governor.alerts,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
     sharedState: governed.sharedState,

@@ -45,7 +45,7 @@ interface Run {
   moves: number;
 }
 
-function simulate(start: number, fraction: number, seed: number, requests = 60_000, target = 0.95): Run {
+function simulate(start: number, fraction: number, seed: number, requests = 150_000, target = 0.95): Run {
   const r = rng(seed);
   const est = new QualityEstimator({ target, initialThreshold: start, cloudQuality: cloudAccuracy, minSamples: 100, hysteresis: 0.005, shareStep: 0.02 });
   const sampler = new ShadowSampler({ fraction, maxPerMinute: 60, random: r });
@@ -73,7 +73,7 @@ function simulate(start: number, fraction: number, seed: number, requests = 60_0
     if (edge) {
       onEdge++;
       if (sampler.maybeShadow("tenant", k * 100)) {
-        const change = est.record(x.score, x.cloud && !x.edge ? 0 : 1);
+        const change = est.record(x.score, x.cloud === x.edge ? 1 : x.edge ? 2 : 0);
         if (change !== undefined) {
           moves++;
           const q = trueQuality(change.to);

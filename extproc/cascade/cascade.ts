@@ -21,6 +21,8 @@ import type { EdgeAgentRef } from "../edge/agents.ts";
 import { sseFromCompletion } from "../../common/schemas/sse-from-completion.ts";
 import type { RequestTrace } from "../telemetry/request-trace.ts";
 import { GEARBOX, GEN_AI, genAiProviderName, HTTP } from "../../common/telemetry/tracing-attributes.ts";
+import type { CalibrationTag, OnlineCalibration } from "../routing/calibration/online/online.ts";
+import { answerText, shadowAnswer } from "./shadow-call.ts";
 
 export interface CascadeEvent {
   edge_model: string;
@@ -57,12 +59,16 @@ export interface CascadeOptions {
   trace?: RequestTrace | undefined;
   /** Providers' breakers and retry budgets: the upgrade call is retried like any of Gearbox's own. */
   health?: ProviderHealth | undefined;
+  /** Online calibration of the threshold that sent this request here: a kept answer may be shadowed. */
+  calibration?: { tag: CalibrationTag; online: OnlineCalibration } | undefined;
 }
 
 export class EdgeCascade {
   private readonly started = performance.now();
   private status = 0;
   event: CascadeEvent | undefined;
+  /** Online calibration's part, for the request log: the threshold and whether the kept answer was shadowed. */
+  calibration: (CalibrationTag & { shadowed: boolean }) | undefined;
 
   constructor(private readonly o: CascadeOptions) {}
 
@@ -126,6 +132,7 @@ export class EdgeCascade {
     const upgradeModel = this.o.upgradeModel;
     if (confident || upgradeModel === undefined) {
       if (completion === undefined) return this.answer(this.status, body, "edge", "edge_forced", headers);
+      if (confident && upgradeModel !== undefined) this.calibrate(completion, upgradeModel);
       return this.answer(
         200,
         this.clientBytes(completion),
@@ -191,6 +198,18 @@ export class EdgeCascade {
       span?.end(failed);
       return this.error(failed, event);
     }
+  }
+
+  /** A kept edge answer on an auto route: online calibration may shadow it (a background cloud call the client never sees). */
+  private calibrate(completion: JsonObject, cloudModel: string): void {
+    const c = this.o.calibration;
+    if (!c) return;
+    const { config, request } = this.o;
+    const ask = (messages: ChatRequest["messages"]) => shadowAnswer(config, cloudModel, { ...request, messages, stream: false });
+    const judgeAsk = (prompt: string) =>
+      shadowAnswer(config, cloudModel, { ...request, messages: [{ role: "user", content: prompt }], stream: false, temperature: 0 });
+    const shadowed = c.online.kept(c.tag, config.route, request.messages, answerText(completion), ask, judgeAsk);
+    this.calibration = { ...c.tag, shadowed };
   }
 
   /** Ends the edge call's span (started when the request went out) with what the edge answered. */

@@ -38,6 +38,7 @@ export function applyRoute(ctx: RequestContext, route: Exclude<Route, { kind: "c
         routeReason: route.reason,
         trace: ctx.trace,
         health: ctx.snapshot.providerHealth,
+        calibration: route.calibration && { tag: route.calibration, online: ctx.state.calibration },
       });
       ctx.upstream = { kind: "edge", cascade };
       return { kind: "continue", mutation: cascade.requestMutation([...CONTROL_HEADERS, ...CLIENT_CREDENTIAL_HEADERS]) };

@@ -169,6 +169,7 @@ function routeRequest(ctx: RequestContext, parsed: ParsedCall): RouteRequest {
     client: readClientRoute(headers, snapshot),
     ...(ctx.conversationId !== undefined && { conversationId: ctx.conversationId }),
     ...(sticky && { stickyTarget: sticky }),
+    ...(ctx.caller && { tenant: ctx.caller.tenant.id }),
   };
 }
 

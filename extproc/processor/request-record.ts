@@ -50,6 +50,8 @@ export interface RequestRecord {
   cache_similarity: number | undefined;
   /** The edge answer and its upgrade, when the request went to the edge. */
   cascade: CascadeEvent | undefined;
+  /** Online calibration: the threshold (tenant, intent) that sent it to the edge, its score, and whether the kept answer was shadowed. */
+  calibration: EdgeCascade["calibration"];
   provider: string | undefined;
   upstream_model: string | undefined;
   status: number;
@@ -171,6 +173,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
     cache_layer: live && hit ? s.cache.layer : undefined,
     cache_similarity: live && hit && s.cache.similarity !== undefined ? Math.round(s.cache.similarity * 10_000) / 10_000 : undefined,
     cascade: live ? event : undefined,
+    calibration: live ? s.cascade?.calibration : undefined,
     provider: live ? s.decision?.provider.name : undefined,
     upstream_model: live ? s.decision?.upstreamModel : undefined,
     status: live ? status : 0,

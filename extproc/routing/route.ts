@@ -36,6 +36,7 @@ import { classifyIntent } from "./intent/classify.ts";
 import { decidePolicy, type ClientRoute, type PolicyDecision, type PolicyInput } from "./policy/index.ts";
 import { resolveProvider } from "./provider-route.ts";
 import { clientRoute, edgeUnavailable, ROUTE_HEADER } from "./route-header.ts";
+import type { CalibrationTag } from "./calibration/online/online.ts";
 
 /** Request headers, lower-cased names. */
 type Headers = Readonly<Record<string, string>>;
@@ -52,6 +53,8 @@ export interface EdgeRoute {
   /** `client_hint:edge`, `edge_model`, `degraded:<limit>` or the policy's reason. */
   reason: string;
   policy?: PolicyDecision;
+  /** The online-calibrated threshold sent it here: the kept answer may be shadowed and judged. */
+  calibration?: CalibrationTag;
 }
 
 export interface CloudRoute {
@@ -80,6 +83,8 @@ export interface RouteRequest {
   conversationId?: string;
   /** The gear that answered the conversation's last exchange, as the conversation store says (every replica sees it). */
   stickyTarget?: "edge" | "cloud";
+  /** The caller's tenant (online calibration holds a threshold per tenant); absent → `default`. */
+  tenant?: string;
 }
 
 /** What is known by the time of the decision, beyond the request. */
@@ -134,7 +139,8 @@ export function decideRoute(req: RouteRequest, facts: RouteFacts = {}): Route {
     return cloud(req, hint, fellBack);
   }
   const upgradeTo = !forced && config.route.fallback.enable ? (config.edge.fallback_model ?? chat.model) : undefined;
-  return { kind: "edge", agent, model, reason, ...(upgradeTo !== undefined && { upgradeTo }), ...consulted };
+  const calibration = policy?.layer === "heuristic" && upgradeTo !== undefined ? calibrationTags.get(req) : undefined;
+  return { kind: "edge", agent, model, reason, ...(upgradeTo !== undefined && { upgradeTo }), ...consulted, ...(calibration && { calibration }) };
 }
 
 /**
@@ -177,7 +183,14 @@ function cloud(req: RouteRequest, hint: ClientRoute, consulted?: { policy: Polic
   return { kind: "cloud", provider, upstreamModel, reason, chain, ...consulted };
 }
 
-/** Intent and complexity (pure, no I/O) and the live signals: the conversation's last target, the cloud's latency, the budget spent. */
+/** The calibration tag of a request's policy input, for its edge route (the input may be built before the decision). */
+const calibrationTags = new WeakMap<RouteRequest, CalibrationTag>();
+
+/**
+ * Intent and complexity (pure, no I/O) and the live signals: the conversation's last target, the
+ * cloud's latency, the budget spent; with `route.target_quality` and online calibration on, the
+ * threshold it holds for the tenant and intent, the score observed for it.
+ */
 function policyInput(req: RouteRequest, chat: ChatRequest): PolicyInput {
   const { policy } = req.snapshot;
   const { headers, state } = req;
@@ -185,10 +198,13 @@ function policyInput(req: RouteRequest, chat: ChatRequest): PolicyInput {
   const sticky = req.stickyTarget ?? state.sticky.get(req.conversationId ?? headers["x-gearbox-conversation-id"]);
   const latency = state.cloudLatency.p50();
   const budget = policy.dynamic.monthlyCloudBudgetUsd;
+  const complexity = estimateComplexity(chat.messages);
+  const calibrated = state.calibration.threshold(req.snapshot.config.route, req.tenant ?? "default", intent.intent, complexity.score);
+  if (calibrated) calibrationTags.set(req, calibrated);
   return {
     intent: intent.intent,
     intentConfidence: intent.confidence,
-    complexity: estimateComplexity(chat.messages),
+    complexity,
     hasTools: (chat.tools?.length ?? 0) > 0,
     clientRoute: req.client.ok ? req.client.value : "auto",
     model: chat.model,
@@ -196,5 +212,7 @@ function policyInput(req: RouteRequest, chat: ChatRequest): PolicyInput {
     ...(sticky && { stickyTarget: sticky }),
     ...(latency !== undefined && { cloudLatencyP50Ms: latency }),
     ...(budget !== undefined && { budget: { cloudSpentFraction: state.cloudSpend.fraction(budget) } }),
+    ...(req.tenant !== undefined && { tenant: req.tenant }),
+    ...(calibrated && { calibratedThreshold: { threshold: calibrated.threshold, source: calibrated.source } }),
   };
 }

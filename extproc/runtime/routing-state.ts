@@ -1,9 +1,11 @@
 /**
  * The gateway's live routing state, which must outlive a configuration: conversation
- * stickiness, the cloud-latency window and this month's cloud spend. One object per gateway,
+ * stickiness, the cloud-latency window, this month's cloud spend and the thresholds online
+ * calibration holds (`routing/calibration/online/online.ts`). One object per gateway,
  * owned by its `Runtime` (`runtime.ts`), so a policy pushed by the control plane — a new
  * snapshot — changes how requests are decided, not what the gateway has seen.
  */
+import { OnlineCalibration } from "../routing/calibration/online/online.ts";
 import { CloudSpend, LatencyWindow, StickyTargets } from "../routing/signals.ts";
 
 export interface RoutingState {
@@ -13,9 +15,11 @@ export interface RoutingState {
   readonly cloudLatency: LatencyWindow;
   /** This month's cloud spend, for the dynamic layer's budget steps. */
   readonly cloudSpend: CloudSpend;
+  /** Per tenant and intent, the threshold `route.target_quality` is kept with, from judged shadow samples. */
+  readonly calibration: OnlineCalibration;
 }
 
 /** A fresh state; `parts` replaces any of its members (a test's own spend, say). */
 export function createRoutingState(parts: Partial<RoutingState> = {}): RoutingState {
-  return { sticky: new StickyTargets(), cloudLatency: new LatencyWindow(), cloudSpend: new CloudSpend(), ...parts };
+  return { sticky: new StickyTargets(), cloudLatency: new LatencyWindow(), cloudSpend: new CloudSpend(), calibration: new OnlineCalibration(), ...parts };
 }

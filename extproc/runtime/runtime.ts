@@ -32,6 +32,8 @@ export class Runtime {
   constructor(config: GatewayConfig, parts: RuntimeParts = {}) {
     this.parts = parts;
     this.state = parts.state ?? createRoutingState();
+    // Online calibration's audit lines (threshold moves, failed shadow calls) go to the gateway's log.
+    if (parts.logger) this.state.calibration.logger ??= parts.logger;
     this.snapshot = createSnapshot(config, parts);
   }
 

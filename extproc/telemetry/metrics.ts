@@ -24,6 +24,11 @@ export interface MetricSources {
   semantic?: { readonly stats: Readonly<Record<SemanticOutcome, number>>; size(): { entries: number; bytes: number } };
   /** Providers' circuit breakers (`ProviderHealth.states`): provider name → 0 closed, 1 half-open, 2 open. */
   breakers?: { states(): [string, number][] };
+  /** Online calibration (`OnlineCalibration`): its counters and every held threshold with its estimate. */
+  calibration?: {
+    readonly stats: Readonly<Record<"shadowCalls" | "shadowFailed" | "judged" | "judgeDropped" | "overBudget" | "movesUp" | "movesDown", number>>;
+    snapshot(): { tenant: string; intent: string; estimate: { threshold: number; quality: number; lower: number; upper: number; samples: number } }[];
+  };
 }
 
 /** The semantic cache's counters exported, each a `reason`/`event` label value. */
@@ -152,6 +157,7 @@ export class GatewayMetrics {
       });
     }
     if (sharedState) registerSharedStateMetrics(this.r, sharedState);
+    if (sources.calibration) registerCalibrationMetrics(this.r, sources.calibration);
     if (limiter) {
       gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () =>
         limiter.redisHealthy ? 1 : 0,
@@ -207,4 +213,58 @@ export class GatewayMetrics {
         () => alerts.fired,
       );
   }
+}
+
+/** `gearbox_calibration_*`: shadow calls by outcome, threshold moves, and each held threshold with its quality estimate. */
+function registerCalibrationMetrics(r: Registry[], c: NonNullable<MetricSources["calibration"]>): void {
+  new Counter({
+    name: "gearbox_calibration_shadow_calls_total",
+    help: "Online calibration's background cloud calls for kept edge answers, by outcome: judged, failed (the cloud call: sample dropped, nothing charged), dropped (the judge gave no grade); over_budget counts samples the per-tenant budget refused.",
+    labelNames: ["outcome"],
+    registers: r,
+    collect() {
+      this.reset();
+      const s = c.stats;
+      this.inc({ outcome: "judged" }, s.judged);
+      this.inc({ outcome: "failed" }, s.shadowFailed);
+      this.inc({ outcome: "dropped" }, s.judgeDropped);
+      this.inc({ outcome: "over_budget" }, s.overBudget);
+    },
+  });
+  new Counter({
+    name: "gearbox_calibration_threshold_moves_total",
+    help: "Moves of online-calibrated thresholds, by direction (each one also a 'calibration threshold moved' log line).",
+    labelNames: ["direction"],
+    registers: r,
+    collect() {
+      this.reset();
+      this.inc({ direction: "up" }, c.stats.movesUp);
+      this.inc({ direction: "down" }, c.stats.movesDown);
+    },
+  });
+  new Gauge({
+    name: "gearbox_calibration_threshold",
+    help: "The complexity threshold online calibration holds, per tenant and intent.",
+    labelNames: ["tenant", "intent"],
+    registers: r,
+    collect() {
+      this.reset();
+      for (const { tenant, intent, estimate } of c.snapshot()) this.set({ tenant, intent }, estimate.threshold);
+    },
+  });
+  new Gauge({
+    name: "gearbox_calibration_quality",
+    help: "Online calibration's estimate of the quality relative to cloud at the held threshold (bound: estimate, lower, upper), per tenant and intent.",
+    labelNames: ["tenant", "intent", "bound"],
+    registers: r,
+    collect() {
+      this.reset();
+      for (const { tenant, intent, estimate: e } of c.snapshot()) {
+        if (e.samples === 0) continue;
+        this.set({ tenant, intent, bound: "estimate" }, e.quality);
+        this.set({ tenant, intent, bound: "lower" }, e.lower);
+        this.set({ tenant, intent, bound: "upper" }, e.upper);
+      }
+    },
+  });
 }
