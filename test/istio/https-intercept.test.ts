@@ -13,7 +13,7 @@ import YAML from "yaml";
 import { runCa } from "../../cli/ca/main.ts";
 import { ENVOY_CONFIG_DIR } from "../envoy/load-config.ts";
 import { HTTPS_FILTER, httpsSelector, meshProblems, providerHosts, workloadProblems } from "./https-intercept.ts";
-import { arr, obj, ofKind, renderKustomize, validateManifest, type Manifest } from "./manifests.ts";
+import { arr, KUSTOMIZATIONS, obj, ofKind, renderKustomize, validateManifest, type Manifest } from "./manifests.ts";
 
 const mesh = renderKustomize("istio/overlays/https-intercept");
 const shadow = renderKustomize("test/istio/fixtures/https-shadow");
@@ -86,6 +86,37 @@ void describe("workloads with istio/components/trust (a namespace's kustomizatio
   void it("the SDS files istio-proxy reads are envoy/intercept-sds's (Kustomize cannot load files outside the component)", () => {
     const data = obj(ofKind(app, "ConfigMap", "gearbox-intercept-sds")[0]?.["data"]);
     for (const host of hosts) assert.equal(data[`${host}.yaml`], readFileSync(path.join(ENVOY_CONFIG_DIR, "intercept-sds", `${host}.yaml`), "utf8"), host);
+  });
+});
+
+void describe("the CA key's Secret (gearbox-ca, gearbox namespace)", () => {
+  /** Every reference to Secret `name` in a document (volumes, env, envFrom, projected). */
+  const references = (value: unknown, name: string, at = ""): string[] => {
+    if (Array.isArray(value)) return value.flatMap((v, i) => references(v, name, `${at}[${i}]`));
+    if (typeof value !== "object" || value === null) return [];
+    const o = value as Record<string, unknown>;
+    const here = o["secretName"] === name || (o["name"] === name && at.match(/(secretRef|secretKeyRef|secret)$/)) ? [at] : [];
+    return [...here, ...Object.entries(o).flatMap(([k, v]) => references(v, name, `${at}.${k}`))];
+  };
+
+  void it("no rendered pod reads it and no Role grants Secrets, in every install and the app fixture", () => {
+    for (const [dir, docs] of [...KUSTOMIZATIONS.map((d) => [d, renderKustomize(d)] as const), ["trust-app", app] as const]) {
+      assert.deepEqual(
+        docs.flatMap((d) => references(d, "gearbox-ca").map((at) => `${dir}: ${d.kind}/${d.metadata.name}${at}`)),
+        [],
+      );
+      assert.deepEqual(
+        docs.filter((d) => /^(Cluster)?Role(Binding)?$/.test(d.kind)).map((d) => `${dir}: ${d.kind}/${d.metadata.name}`),
+        [],
+      );
+    }
+  });
+
+  void it("the check sees a mounted or env-referenced CA Secret", () => {
+    const pod = {
+      spec: { volumes: [{ name: "x", secret: { secretName: "gearbox-ca" } }], containers: [{ envFrom: [{ secretRef: { name: "gearbox-ca" } }] }] },
+    };
+    assert.deepEqual(references(pod, "gearbox-ca"), [".spec.volumes[0].secret", ".spec.containers[0].envFrom[0].secretRef"]);
   });
 });
 
