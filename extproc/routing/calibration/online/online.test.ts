@@ -80,3 +80,40 @@ test("holder: one estimator per tenant and intent; current() feeds PolicyInput.c
   assert.equal(holder.current("acme", "math"), undefined);
   assert.equal(holder.snapshot()[0]?.stats.observed, 1);
 });
+
+test("estimator: an edge answer better than the cloud's (grade 2) offsets a loss", () => {
+  const est = new QualityEstimator({ target: 0.95, initialThreshold: 0.5, minSamples: 1_000_000 });
+  for (let k = 0; k < 1000; k++) est.observe(k / 2000);
+  for (let k = 0; k < 400; k++) est.record(k / 1000, k % 4 === 0 ? 0 : 1);
+  const lossesOnly = est.estimate().quality;
+  for (let k = 0; k < 400; k++) est.record(k / 1000, k % 4 === 0 ? 2 : 1);
+  assert.ok(lossesOnly < 0.8, `${lossesOnly}`);
+  assert.ok(Math.abs(est.estimate().quality - 1) < 0.02, `as many wins as losses: ${est.estimate().quality}`);
+});
+
+test("estimator: the loss is stratified by score, so samples piled up under an earlier, lower threshold do not hide the hard prompts", () => {
+  // Scores uniform in 0-1; the edge loses every prompt scoring 0.4 or more; the threshold is 0.5.
+  const est = new QualityEstimator({ target: 0.95, initialThreshold: 0.5, minSamples: 1_000_000 });
+  const r = mulberry32(3);
+  for (let k = 0; k < 5000; k++) est.observe(r());
+  // 900 samples from when the threshold was 0.3 (all clean), 100 since it is 0.5.
+  for (let k = 0; k < 900; k++) est.record(r() * 0.3, 1);
+  for (let k = 0; k < 100; k++) {
+    const s = r() * 0.5;
+    est.record(s, s >= 0.4 ? 0 : 1);
+  }
+  // True quality at 0.5: 1 − 0.1 (the share lost). Pooled, the 1000 samples would say ≈ 0.98.
+  const e = est.estimate();
+  assert.ok(Math.abs(e.quality - 0.9) < 0.03, `stratified ${e.quality}`);
+  assert.ok(e.lower < 0.9 && e.upper > 0.9);
+});
+
+test("estimator: the step halves at each reversal, so the threshold brackets its target instead of hopping across it", () => {
+  const est = new QualityEstimator({ target: 0.95, initialThreshold: 0.9, minSamples: 200, shareStep: 0.08, minShareStep: 0.01 });
+  const changes = drive(est, 0.5, 200_000, 7);
+  const sizes = changes.map((c) => Math.abs(c.to - c.from));
+  const reversals = changes.filter((c, i) => i > 0 && c.direction !== changes[i - 1]?.direction).length;
+  assert.ok(reversals >= 1, "it overshoots at least once with a step this large");
+  assert.ok((sizes.at(-1) ?? 1) < (sizes[0] ?? 0) / 2, `${sizes.join(",")}`);
+  assert.ok(est.threshold > 0.5 && est.threshold < 0.56, `threshold ${est.threshold}`);
+});
