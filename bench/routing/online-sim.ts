@@ -4,8 +4,9 @@
  *   node --import tsx bench/routing/online-sim.ts
  *
  * Each request: complexity score → edge if under the estimator's threshold; the sampler shadows
- * `fraction` of edge answers (at most `max/min` per minute at 10 requests/s); the judge stand-in
- * grades 0 when the cloud was right and the edge wrong (what a cloud-as-judge should say), else 1.
+ * `fraction` of edge answers (at most 60 per minute at 10 requests/s); the judge stand-in grades
+ * 0 when the cloud was right and the edge wrong, 2 when the edge was right and the cloud wrong
+ * (the cloud judge's WORSE and BETTER), else 1.
  * The estimator's cloud quality is the offline calibration's (GPT-4's accuracy on the data).
  * "true quality" of a threshold is its quality over the whole data set; "settled" is the first
  * request after which that true quality stays within ±1 point of the target to the end.
@@ -133,8 +134,8 @@ table(
     "seed",
     "requests to settle ±1 pt",
     "to settle −1/+2 pt",
-    "quality, all 60k",
-    "quality, last 30k",
+    "quality, all 150k",
+    "quality, last 75k",
     "final t (its true quality)",
     "edge share",
     "shadow calls",

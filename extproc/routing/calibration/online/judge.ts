@@ -1,6 +1,7 @@
 /**
  * A judge grades an edge answer against the cloud's answer to the same request: 1 = as good,
- * 0 = worse. Online calibration counts `1 − grade` as the quality the edge lost. Implementations:
+ * 0 = worse, 2 = better (only the cloud judge can tell). Online calibration counts `1 − grade` as
+ * the quality the edge lost (a better answer is a gain). Implementations:
  * normalized exact match (closed-form answers), embedding similarity, and the cloud model as a
  * judge with a fixed rubric. A judge that fails returns `undefined`: the sample is dropped.
  */
@@ -81,7 +82,7 @@ export function cloudJudge(complete: (prompt: string) => Promise<string>): Judge
         return undefined;
       }
       const verdict = /^\s*(BETTER|SAME|WORSE)\b/i.exec(reply)?.[1]?.toUpperCase();
-      return verdict === undefined ? undefined : verdict === "WORSE" ? 0 : 1;
+      return verdict === undefined ? undefined : verdict === "WORSE" ? 0 : verdict === "BETTER" ? 2 : 1;
     },
   };
 }

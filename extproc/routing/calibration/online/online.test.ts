@@ -37,6 +37,7 @@ test("judges: exact match normalized, embedding similarity, cloud with a rubric;
   assert.equal(await judge.grade(input("a", "b")), 0);
   assert.match(seen, /SAME if answer A is as correct[\s\S]*<answer_a>\na\n<\/answer_a>/);
   assert.equal(await cloudJudge(() => Promise.resolve("SAME")).grade(input("a", "b")), 1);
+  assert.equal(await cloudJudge(() => Promise.resolve("BETTER: B misreads the question")).grade(input("a", "b")), 2);
   assert.equal(await cloudJudge(() => Promise.resolve("I think so")).grade(input("a", "b")), undefined);
 });
 
