@@ -13,12 +13,13 @@ import { conversationApi, CONVERSATIONS_PATH } from "./conversation-api.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
 import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
+import { isPending } from "../processor/step.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { readAll, sendUpstream } from "./upstream-client.ts";
 import type { Provider } from "../providers/provider.ts";
 import { withRetries } from "../resilience/retrying.ts";
 import { timeoutsOf, upstreamTimeout } from "../resilience/timeouts.ts";
-import { idleGuarded } from "../resilience/idle-guard.ts";
+import { idleGuarded, readAllGuarded } from "../resilience/idle-guard.ts";
 import { LOCAL_REPLY } from "../resilience/failure-cause.ts";
 
 export type FrontDoor = Listening;
@@ -179,7 +180,9 @@ export class FrontDoorHandler {
         res.writeHead(status, forwardable(responseHeaders));
         res.flushHeaders();
         for await (const chunk of this.idleGuarded(upstream, target.cloud)) {
-          const step = await processor.responseBody(chunk, false);
+          // A streamed chunk is translated synchronously: no extra turn per chunk unless a phase waits.
+          const next = processor.responseBody(chunk, false);
+          const step = isPending(next) ? await next : next;
           const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
           if (out.length > 0) res.write(out);
         }
@@ -187,7 +190,7 @@ export class FrontDoorHandler {
         res.end(last.kind === "continue" ? last.mutation?.body : undefined);
         return;
       }
-      const raw = target.cloud ? await readAll(this.idleGuarded(upstream, target.cloud)) : await readAll(upstream);
+      const raw = target.cloud ? await this.readAllGuarded(upstream, target.cloud) : await readAll(upstream);
       const step = await processor.responseBody(raw, true);
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
@@ -270,6 +273,12 @@ export class FrontDoorHandler {
     if (!provider) return upstream as AsyncIterable<Buffer>;
     const idleMs = timeoutsOf(provider).idleMs;
     return idleGuarded(upstream, idleMs, () => upstreamTimeout(provider.name, "idle", idleMs));
+  }
+
+  /** A whole cloud answer, each chunk within the provider's idle deadline of the one before. */
+  private readAllGuarded(upstream: http.IncomingMessage, provider: Provider): Promise<Buffer> {
+    const idleMs = timeoutsOf(provider).idleMs;
+    return readAllGuarded(upstream, idleMs, () => upstreamTimeout(provider.name, "idle", idleMs));
   }
 
   /** Runs the response phases on a reply Gearbox made up itself (Envoy's local reply). */
