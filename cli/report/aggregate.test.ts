@@ -10,6 +10,7 @@ import { describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
 import { LogHistogram } from "./histogram.ts";
 import { aggregateFiles } from "./main.ts";
+import { answers } from "./summary.ts";
 
 const T0 = Date.parse("2025-06-01T10:00:00Z");
 const dir = mkdtempSync(path.join(tmpdir(), "gearbox-report-agg-"));
@@ -38,6 +39,14 @@ function logLine(i: number): Record<string, unknown> {
       cost_usd: 0,
       cloud_cost_avoided_usd: 0.001,
       cascade: { edge_confidence: 0.9, upgraded: false },
+      calibration: {
+        tenant: base.tenant,
+        intent: "qa",
+        score: 0.01,
+        threshold: i < 15 ? 0.069 : 0.061,
+        source: "calibrated:initial=0.069",
+        shadowed: i % 10 === 0,
+      },
     };
   if (i < 40)
     return {
@@ -115,6 +124,29 @@ describe("report aggregation", () => {
     assert.equal(d.errors.throttled_429, 6);
     assert.deepEqual(d.errors.by_cause, { "429 rate_limit_requests_per_second": 6, "500 internal_error": 4 });
     assert.deepEqual(d.errors.throttled_by_limit, { rate_limit_requests_per_second: 6 });
+  });
+
+  test("online calibration: edge requests sent by a held threshold, shadowed ones, each threshold's first and last value; in the summary", async () => {
+    const d = (await aggregateFiles([plain, gz], {})).result([]);
+    assert.equal(d.calibration.edge_requests, 30);
+    assert.equal(d.calibration.shadowed, 3);
+    assert.deepEqual(
+      d.calibration.thresholds.map((t) => [t.tenant, t.intent, t.requests, t.shadowed, t.first, t.last, t.min, t.max]),
+      [
+        ["acme", "qa", 15, 3, 0.069, 0.061, 0.061, 0.069],
+        ["beta", "qa", 15, 0, 0.069, 0.061, 0.061, 0.069],
+      ],
+    );
+    const quality = answers(d).find((a) => a.question.startsWith("How much quality"))?.answer ?? "";
+    assert.match(quality, /Online calibration sent 30 of them by a held threshold and shadowed 3 .*acme\/qa 0\.069 → 0\.061, beta\/qa 0\.069 → 0\.061\.$/);
+    const none = (await aggregateFiles([plain], { models: new Set(["gpt-4o"]) })).result([]);
+    assert.deepEqual(none.calibration, { edge_requests: 0, shadowed: 0, thresholds: [] });
+    assert.doesNotMatch(
+      answers(none)
+        .map((a) => a.answer)
+        .join(" "),
+      /Online calibration/,
+    );
   });
 
   test("latency percentiles per route, the upgraded apart; TTFT only from streams", async () => {

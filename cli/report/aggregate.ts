@@ -116,6 +116,13 @@ export interface ReportData {
     upgraded_confidence_mean: number | null;
   };
   fallback: { requests: number; rate: number | null; reasons: Record<string, number>; degraded: Record<string, number> };
+  /** Online calibration, from the request log's `calibration` field: edge requests sent by a held threshold, and how each threshold went. */
+  calibration: {
+    edge_requests: number;
+    shadowed: number;
+    /** Per tenant and intent, in time order of the log: the first and last threshold seen, its range. */
+    thresholds: { tenant: string; intent: string; requests: number; shadowed: number; first: number; last: number; min: number; max: number }[];
+  };
   errors: {
     errors_5xx: number;
     throttled_429: number;
@@ -192,6 +199,10 @@ export class Aggregator {
   private confUpgradedSum = 0;
   private confKeptN = 0;
   private confUpgradedN = 0;
+  private readonly calibrated = new Map<
+    string,
+    { tenant: string; intent: string; requests: number; shadowed: number; first: number; last: number; min: number; max: number }
+  >();
   private readonly tenants = new Map<string, Group>();
   private readonly models = new Map<string, Group>();
   private buckets = new Map<number, Bucket>();
@@ -238,6 +249,26 @@ export class Aggregator {
     return true;
   }
 
+  private countCalibration(tenant: string, c: NonNullable<Row["calibration"]>): void {
+    const key = `${tenant}\u0000${c.intent}`;
+    const t = this.calibrated.get(key) ?? {
+      tenant,
+      intent: c.intent,
+      requests: 0,
+      shadowed: 0,
+      first: c.threshold,
+      last: c.threshold,
+      min: c.threshold,
+      max: c.threshold,
+    };
+    t.requests++;
+    if (c.shadowed) t.shadowed++;
+    t.last = c.threshold;
+    t.min = Math.min(t.min, c.threshold);
+    t.max = Math.max(t.max, c.threshold);
+    this.calibrated.set(key, t);
+  }
+
   private out(): false {
     this.lines.filtered_out++;
     return false;
@@ -255,6 +286,7 @@ export class Aggregator {
     }
     const answered = row.route !== "none" && row.status > 0 && row.status < 400;
     if (answered) this.answered++;
+    if (row.calibration) this.countCalibration(row.tenant, row.calibration);
     const cost = typeof row.costUsd === "number" ? row.costUsd : 0;
     if (row.costUsd === null) this.unpriced++;
     const allCloud = row.allCloudUsd ?? cost;
@@ -454,6 +486,11 @@ export class Aggregator {
         upgraded_confidence_mean: this.confUpgradedN === 0 ? null : round(this.confUpgradedSum / this.confUpgradedN, 4),
       },
       fallback: { requests: this.fallbacks, rate: ratio(this.fallbacks, this.total), reasons: sorted(this.fallbackReasons), degraded: sorted(this.degraded) },
+      calibration: {
+        edge_requests: [...this.calibrated.values()].reduce((n, t) => n + t.requests, 0),
+        shadowed: [...this.calibrated.values()].reduce((n, t) => n + t.shadowed, 0),
+        thresholds: [...this.calibrated.values()].sort((a, b) => b.requests - a.requests).map((t) => ({ ...t })),
+      },
       errors: {
         errors_5xx: this.errors5xx,
         throttled_429: this.throttled,

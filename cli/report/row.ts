@@ -36,6 +36,8 @@ export interface Row {
   allCloudUsd: number | undefined;
   shadow: boolean;
   shadowRoute: string | undefined;
+  /** Online calibration: the held threshold that sent the request to the edge, and whether its kept answer was shadowed. */
+  calibration: { intent: string; threshold: number; shadowed: boolean } | undefined;
 }
 
 type Obj = Record<string, unknown>;
@@ -99,6 +101,7 @@ function fromLog(e: Obj): Row {
     allCloudUsd: typeof cost === "number" ? cost + (avoided ?? 0) : avoided,
     shadow: e.shadow === true,
     shadowRoute: str(e.shadow_route),
+    calibration: calibrationOf(e.calibration),
   };
 }
 
@@ -133,5 +136,13 @@ function fromReplay(e: Obj): Row {
     allCloudUsd: num(e.all_cloud_cost_usd),
     shadow: e.shadow === true,
     shadowRoute: undefined,
+    calibration: undefined,
   };
+}
+
+function calibrationOf(v: unknown): Row["calibration"] {
+  if (!isObj(v)) return undefined;
+  const intent = str(v.intent);
+  const threshold = num(v.threshold);
+  return intent === undefined || threshold === undefined ? undefined : { intent, threshold, shadowed: v.shadowed === true };
 }

@@ -28,7 +28,8 @@ export function answers(d: ReportData): Answer[] {
       ? "No request went edge-first in this window."
       : `${d.cascade.upgraded} of ${d.cascade.edge_first} edge-first answers (${pct(d.cascade.upgrade_rate)}) were judged weak and upgraded to the cloud before the client saw them; ` +
         `${d.cascade.kept} were kept (mean confidence ${d.cascade.kept_confidence_mean ?? "n/a"}, upgraded ones ${d.cascade.upgraded_confidence_mean ?? "n/a"}). ` +
-        `An upgrade costs time: p50 ${ms(upgradedP50)} against ${ms(cloudP50)} for a direct cloud call.`;
+        `An upgrade costs time: p50 ${ms(upgradedP50)} against ${ms(cloudP50)} for a direct cloud call.` +
+        calibrationSentence(d);
   const stability =
     `${d.errors.errors_5xx} server errors (${pct(d.errors.error_rate)}), ${d.errors.throttled_429} requests throttled (429), ` +
     `${d.fallback.requests} provider fallbacks; peak ${d.throughput.peak_requests_per_s ?? "n/a"} req/s per bucket, ` +
@@ -38,6 +39,14 @@ export function answers(d: ReportData): Answer[] {
     { question: "How much quality does edge-first-then-upgrade cost?", answer: quality },
     { question: "Does the gateway hold up under load?", answer: stability },
   ];
+}
+
+/** Online calibration's part of the quality answer; empty when no request was sent by a held threshold. */
+function calibrationSentence(d: ReportData): string {
+  const c = d.calibration;
+  if (c.edge_requests === 0) return "";
+  const moves = c.thresholds.map((t) => `${t.tenant}/${t.intent} ${t.first}${t.last === t.first ? " (unchanged)" : ` → ${t.last}`}`).join(", ");
+  return ` Online calibration sent ${c.edge_requests} of them by a held threshold and shadowed ${c.shadowed} in the background to judge against the cloud; thresholds: ${moves}.`;
 }
 
 /** What the log does not let the report measure, for this data. */
@@ -80,6 +89,9 @@ export function summaryMarkdown(d: ReportData): string {
     `| cost / all-cloud / saved | ${usd(d.cost.actual_usd)} / ${usd(d.cost.all_cloud_usd)} / ${pct(d.cost.savings_ratio)} |`,
     `| cache hit rate (exact / semantic) | ${pct(d.cache.hit_rate)} (${pct(d.cache.exact_rate)} / ${pct(d.cache.semantic_rate)}) |`,
     `| upgrade rate | ${pct(d.cascade.upgrade_rate)} |`,
+    ...(d.calibration.edge_requests > 0
+      ? [`| online calibration: edge requests / shadowed | ${d.calibration.edge_requests} / ${d.calibration.shadowed} |`]
+      : []),
     `| latency p50 / p95 / p99, edge | ${ms(d.latency.edge.p50_ms)} / ${ms(d.latency.edge.p95_ms)} / ${ms(d.latency.edge.p99_ms)} |`,
     `| latency p50 / p95 / p99, cloud | ${ms(d.latency.cloud.p50_ms)} / ${ms(d.latency.cloud.p95_ms)} / ${ms(d.latency.cloud.p99_ms)} |`,
     `| 5xx / 429 / other 4xx | ${d.errors.errors_5xx} / ${d.errors.throttled_429} / ${d.errors.client_4xx} |`,
