@@ -7,6 +7,7 @@ import type { ProcessingResponse__Output } from "../../proto/generated/envoy/ser
 import { extProcPackage } from "../../common/envoy/protos.ts";
 import { GatewayMetrics } from "../telemetry/metrics.ts";
 import { startTestGateway, testConfig, type TestGateway } from "../../test/support/gateway.ts";
+import { SLOW_PHASE_NOTICE_MS, SLOW_PHASE_TIMEOUT_S } from "./server.ts";
 
 let gateway: TestGateway;
 before(async () => {
@@ -198,5 +199,56 @@ test("a stream that keeps talking is not released, however long it lives", async
   } finally {
     client.close();
     await idle.close();
+  }
+});
+
+test("a pending phase asks Envoy for more time only once it has taken SLOW_PHASE_NOTICE_MS, not on every request", async () => {
+  const config = testConfig("providers:\n  - { name: openai, kind: openai, base_url: 'https://api.openai.com/v1' }\ncache:\n  exact: { enable: true }\n");
+  let delayMs = 0;
+  // A response cache whose lookup settles after `delayMs`: the request-body phase is pending either way.
+  const cache = {
+    get: () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), delayMs)),
+    put: () => Promise.resolve(),
+  };
+  const slowGateway = await startTestGateway(config, { cache });
+  try {
+    const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
+    const talk = (): Promise<ProcessingResponse__Output[]> => {
+      const client = new Client(slowGateway.extProcAddress, grpc.credentials.createInsecure());
+      return new Promise((resolve, reject) => {
+        const responses: ProcessingResponse__Output[] = [];
+        const call = client.Process();
+        call.on("data", (r: ProcessingResponse__Output) => responses.push(r));
+        call.on("error", reject);
+        call.on("end", () => {
+          client.close();
+          resolve(responses);
+        });
+        call.write(chatHeaders);
+        // temperature 0: a cacheable request, so the phase waits on the cache lookup.
+        call.write({
+          request_body: {
+            body: Buffer.from(JSON.stringify({ model: "gpt-4o", temperature: 0, messages: [{ role: "user", content: "hi" }] })),
+            end_of_stream: true,
+          },
+        });
+        call.end();
+      });
+    };
+    const fast = await talk();
+    assert.deepEqual(
+      fast.map((r) => r.response ?? (r.override_message_timeout ? "override" : "?")),
+      ["request_headers", "request_body"],
+      "settled within the notice: no extra message",
+    );
+    delayMs = SLOW_PHASE_NOTICE_MS * 3;
+    const slow = await talk();
+    assert.deepEqual(
+      slow.map((r) => r.response ?? (r.override_message_timeout ? "override" : "?")),
+      ["request_headers", "override", "request_body"],
+    );
+    assert.equal(slow[1]?.override_message_timeout?.seconds, String(SLOW_PHASE_TIMEOUT_S));
+  } finally {
+    await slowGateway.close();
   }
 });

@@ -31,10 +31,18 @@ export interface ExtProcServer {
 
 /**
  * How long Envoy should wait for an answer that needs a cloud call (a cascade upgrade), sent as
- * `override_message_timeout` before the work starts. Envoy honours it up to the filter's
+ * `override_message_timeout` once the phase has been pending for `SLOW_PHASE_NOTICE_MS`. Envoy honours it up to the filter's
  * `max_message_timeout` (120 s in `envoy/`).
  */
 export const SLOW_PHASE_TIMEOUT_S = 60;
+
+/**
+ * How long a pending phase may take before Gearbox asks Envoy for `SLOW_PHASE_TIMEOUT_S`: most
+ * pending phases (admission, an in-memory store) settle in microseconds, and a message per
+ * request to say "wait" would cost more than the phase. 50 ms is a quarter of Envoy's default
+ * `message_timeout` (200 ms), the tightest an operator would set; `envoy/` ships 2 s.
+ */
+export const SLOW_PHASE_NOTICE_MS = 50;
 
 /** Runs one processor phase for one message. */
 function runPhase(
@@ -145,8 +153,17 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
       phase = result.phase;
       const outcome = result.outcome;
       if (!isPending(outcome)) return reply(toProcessingResponse(phase, outcome));
-      reply({ override_message_timeout: { seconds: String(SLOW_PHASE_TIMEOUT_S) } });
-      return outcome.then((o) => reply(toProcessingResponse(phase, o)), fault);
+      const slow = setTimeout(() => reply({ override_message_timeout: { seconds: String(SLOW_PHASE_TIMEOUT_S) } }), SLOW_PHASE_NOTICE_MS);
+      return outcome.then(
+        (o) => {
+          clearTimeout(slow);
+          reply(toProcessingResponse(phase, o));
+        },
+        (err: unknown) => {
+          clearTimeout(slow);
+          fault(err);
+        },
+      );
     } catch (err) {
       fault(err);
     }
