@@ -17,6 +17,7 @@ import type { LocalEdgeAgent, startLocalEdgeAgent } from "../edge-agent/in-proce
 import { followControlPlane } from "../extproc/control/follow.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { createSemanticCache, currentEdges } from "../extproc/cache/semantic/create-semantic-cache.ts";
+import { createEmbedder } from "../extproc/cache/semantic/embedder-factory.ts";
 import { Runtime } from "../extproc/runtime/runtime.ts";
 import { startExtProcServer, type ExtProcServer } from "../extproc/grpc/server.ts";
 import { ExtProcStreamStats } from "../extproc/grpc/stream-stats.ts";
@@ -195,6 +196,12 @@ export async function serve(mode: ServeMode): Promise<Running> {
   // window and the month's spend outlive pushed policies: one runtime per process, whose snapshot a push swaps.
   const providerHealth = new ProviderHealth(config.resilience, logger);
   const runtime = new Runtime(config, { plugins: plugins.value, providerHealth, logger, ...(liveEdges && { edgeAgents: liveEdges }) });
+  // Online calibration's embedding judge uses the semantic cache's embedder (cache.semantic.embedder).
+  const judgeEmbedder = createEmbedder(
+    config,
+    currentEdges(() => runtime.current().edgeAgents),
+  );
+  if (judgeEmbedder.ok) runtime.state.calibration.embed = async (texts) => (await judgeEmbedder.value.embed(texts)).map((v) => Array.from(v));
   const cached = createResponseCache(config, { ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }), logger, sharedState: governed.sharedState });
   const conversed = createConversations(config, {
     ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }),

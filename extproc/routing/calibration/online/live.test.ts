@@ -91,3 +91,37 @@ test("a failing shadow call or judge drops the sample; the budget is per tenant"
   await c.settled();
   assert.deepEqual([c.stats.shadowFailed, c.stats.judgeDropped, c.stats.judged, c.stats.overBudget], [1, 1, 0, 1]);
 });
+
+test("the embedding judge grades with the embedder it is given, and drops the sample without one", async () => {
+  const r = route({}, { judge: "embedding" });
+  const msgs = [{ role: "user" as const, content: "q" }];
+  const without = new OnlineCalibration({ now: () => 0 });
+  const t1 = without.threshold(r, "t", "qa", 0.1);
+  if (!t1) return assert.fail("no tag");
+  without.kept(
+    t1,
+    r,
+    msgs,
+    "a",
+    () => Promise.resolve("b"),
+    () => Promise.reject(new Error("unused")),
+  );
+  await without.settled();
+  assert.deepEqual([without.stats.judgeDropped, without.stats.judged], [1, 0]);
+  const withEmbedder = new OnlineCalibration({ now: () => 0 });
+  withEmbedder.embed = (texts) => Promise.resolve(texts.map((t) => (t === "a" ? [1, 0] : [0, 1])));
+  const t2 = withEmbedder.threshold(r, "t", "qa", 0.1);
+  if (!t2) return assert.fail("no tag");
+  for (let k = 0; k < 2; k++)
+    withEmbedder.kept(
+      t2,
+      r,
+      msgs,
+      "a",
+      () => Promise.resolve("b"),
+      () => Promise.reject(new Error("unused")),
+    );
+  await withEmbedder.settled();
+  assert.equal(withEmbedder.stats.judged, 2);
+  assert.equal(withEmbedder.stats.movesDown, 1, "orthogonal answers: two losses, a move down");
+});

@@ -73,9 +73,12 @@ export class OnlineCalibration {
   private readonly pending = new Set<Promise<void>>();
   readonly stats = { shadowCalls: 0, shadowFailed: 0, judged: 0, judgeDropped: 0, overBudget: 0, movesUp: 0, movesDown: 0 };
   logger: Logger | undefined;
+  /** For the `embedding` judge; absent → that judge drops every sample. */
+  embed: ((texts: string[]) => Promise<number[][]>) | undefined;
 
   constructor(private readonly opts: OnlineCalibrationOptions = {}) {
     this.logger = opts.logger;
+    this.embed = opts.embed;
   }
 
   /**
@@ -194,7 +197,7 @@ export class OnlineCalibration {
 
   private judge(name: Online["judge"], cloudComplete: (prompt: string) => Promise<string>): Judge {
     if (name === "cloud") return cloudJudge(cloudComplete);
-    if (name === "embedding") return this.opts.embed ? embeddingJudge(this.opts.embed) : { name: "embedding", grade: () => Promise.resolve(undefined) };
+    if (name === "embedding") return this.embed ? embeddingJudge(this.embed) : { name: "embedding", grade: () => Promise.resolve(undefined) };
     return exactMatchJudge;
   }
 }
