@@ -137,6 +137,7 @@ export class DeviceDecisions {
       snapshot,
       state: this.deps.runtime.state,
       client: readClientRoute(req.headers, snapshot),
+      tenant,
     };
     const version = this.deps.registry.policy().version;
     let route = decideRoute(routeReq);
