@@ -3,7 +3,7 @@
  * event loop) that report `{ ready: { …ports } }` over IPC, the run wrapper that stops them
  * however the run ends, numeric `--flag value` arguments and the median of rounds.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { fork, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const children: ChildProcess[] = [];
@@ -13,9 +13,24 @@ export function startRole(script: URL, name: string, ...args: string[]): Promise
   const child = fork(fileURLToPath(script), [name, ...args], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.once("message", (m: { ready: Record<string, number | string> }) => resolve(m.ready));
+    child.once("message", (m: { ready: Record<string, number | string> }) => resolve({ ...m.ready, pid: child.pid ?? 0 }));
     child.once("exit", (code) => reject(new Error(`role ${name} exited with ${code ?? "?"}`)));
   });
+}
+
+/** Spawns a command (stdout to /dev/null unless `inherit`; stderr too with `quiet`), stopped with the other roles at the end. */
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; inherit?: boolean; quiet?: boolean } = {},
+): ChildProcess {
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    stdio: ["ignore", options.inherit ? "inherit" : "ignore", options.quiet ? "ignore" : "inherit"],
+  });
+  children.push(child);
+  return child;
 }
 
 /** Runs a bench's `main`; an error sets the exit code; every started role is stopped at the end. */

@@ -14,6 +14,7 @@ import { startFrontDoor } from "../extproc/http/front-door.ts";
 import { createLogger } from "../common/telemetry/logger.ts";
 import { createResponseCache } from "../extproc/cache/create-response-cache.ts";
 import { Runtime } from "../extproc/runtime/runtime.ts";
+import { bareProxy, recordedUpstream } from "./cpu/servers.ts";
 
 const [role, ...args] = process.argv.slice(2);
 
@@ -33,6 +34,10 @@ async function start(): Promise<Record<string, number | string>> {
       const frontDoor = await startFrontDoor(deps, 0, "127.0.0.1");
       return { extProcPort: extProc.port, httpPort: frontDoor.port };
     }
+    case "recorded-upstream":
+      return { port: await recordedUpstream() };
+    case "bare-proxy":
+      return { port: await bareProxy(args[0] ?? "") };
     case "noop": {
       const noop = await startNoopExtProc();
       return { address: noop.address };

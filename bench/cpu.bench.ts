@@ -1,0 +1,250 @@
+/**
+ * CPU per request on both transports, beside baselines, in one run (issue 25):
+ *
+ *   front door  client → X → recorded OpenAI upstream, X ∈ { bare proxy, Gearbox front door, Portkey (optional) }
+ *   ext_proc    one gRPC client running Envoy's full ext_proc cycle against { no-op ext_proc, Gearbox ext_proc }
+ *
+ * Gearbox is `gearbox serve` as shipped — the CLI on embedded defaults (no config file; the OpenAI
+ * provider from OPENAI_BASE_URL/OPENAI_API_KEY), request log on stdout (to /dev/null), metrics,
+ * memory limiter, runaway check all on. CPU is each server process's user + system time from
+ * /proc/<pid>/stat (every thread) over the measured requests; the load generator runs in a process
+ * of its own. Within each scenario the targets alternate for `--rounds` rounds; medians are kept.
+ *
+ *   npm run bench:cpu [-- --rounds 3 --requests 3000 --portkey /tmp/portkey]
+ *
+ * `--portkey DIR`: a directory where `npm install @portkey-ai/gateway@1.15.2` was run; Portkey's
+ * gateway is started from it (`--headless`) and driven with its `x-portkey-provider`/
+ * `x-portkey-custom-host` headers at the same upstream.
+ */
+import { readFileSync, mkdtempSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { median, numberArg, runBench, startProcess, startRole } from "./processes.ts";
+import type { Result, Run } from "./cpu/client.ts";
+
+const ROUNDS = numberArg("rounds", 3);
+const REQUESTS = numberArg("requests", 3000);
+const portkeyAt = process.argv.indexOf("--portkey");
+const PORTKEY = portkeyAt > 0 ? process.argv[portkeyAt + 1] : undefined;
+const TICKS = 100; // getconf CLK_TCK on Linux
+
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS; // utime, stime (fields 14, 15)
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(ok: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await ok().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not come up`);
+}
+
+class Client {
+  private constructor(private readonly child: ChildProcess) {}
+  static async start(): Promise<Client> {
+    const child = fork(fileURLToPath(new URL("./cpu/client.ts", import.meta.url)), [], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    await new Promise((resolve) => child.once("message", resolve));
+    return new Client(child);
+  }
+  run(run: Run): Promise<Result> {
+    return new Promise((resolve) => {
+      this.child.once("message", (m: { done: Result }) => resolve(m.done));
+      this.child.send(run);
+    });
+  }
+  stop(): void {
+    this.child.kill();
+  }
+}
+
+interface Target {
+  name: string;
+  pid: number;
+  run: (concurrency: number, requests: number, stream: boolean) => Run;
+}
+interface Row {
+  rps: number;
+  p50: number;
+  p99: number;
+  firstByteP50: number;
+  cpuPerRequestMs: number;
+  errors: number;
+}
+
+const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? NaN;
+
+async function measure(client: Client, target: Target, concurrency: number, requests: number, stream: boolean): Promise<Row> {
+  const before = cpuMs(target.pid);
+  const r = await client.run(target.run(concurrency, requests, stream));
+  const cpu = cpuMs(target.pid) - before;
+  if (r.errors > 0) console.error(`  ${target.name}: ${r.errors} errors, first: ${r.firstError ?? ""}`);
+  return {
+    rps: r.requests / r.seconds,
+    p50: pct(r.latencies, 0.5),
+    p99: pct(r.latencies, 0.99),
+    firstByteP50: pct(r.firstBytes, 0.5),
+    cpuPerRequestMs: cpu / r.requests,
+    errors: r.errors,
+  };
+}
+
+function medianRow(rows: Row[]): Row {
+  const m = (k: keyof Row) => median(rows.map((r) => r[k]));
+  return {
+    rps: m("rps"),
+    p50: m("p50"),
+    p99: m("p99"),
+    firstByteP50: m("firstByteP50"),
+    cpuPerRequestMs: m("cpuPerRequestMs"),
+    errors: rows.reduce((s, r) => s + r.errors, 0),
+  };
+}
+
+async function scenario(client: Client, title: string, targets: Target[], concurrency: number, stream: boolean): Promise<Map<string, Row>> {
+  const rows = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < targets.length; i++) {
+      const target = targets[(i + round) % targets.length] as Target;
+      rows.get(target.name)?.push(await measure(client, target, concurrency, REQUESTS, stream));
+    }
+  }
+  const out = new Map([...rows].map(([name, rs]) => [name, medianRow(rs)]));
+  console.log(`\n### ${title}\n`);
+  console.log("| target | req/s | p50 ms | p99 ms |" + (stream ? " first byte p50 ms |" : "") + " CPU ms/request | errors |");
+  console.log("|---|---:|---:|---:|" + (stream ? "---:|" : "") + "---:|---:|");
+  for (const [name, r] of out)
+    console.log(
+      `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |${stream ? ` ${r.firstByteP50.toFixed(2)} |` : ""} ${r.cpuPerRequestMs.toFixed(3)} | ${r.errors} |`,
+    );
+  return out;
+}
+
+async function main(): Promise<void> {
+  const role = (name: string, ...args: string[]) => startRole(new URL("./roles.ts", import.meta.url), name, ...args);
+  const upstream = await role("recorded-upstream");
+  const upstreamOrigin = `http://127.0.0.1:${upstream.port}`;
+  const proxy = await role("bare-proxy", upstreamOrigin);
+  const noop = await role("noop");
+  const ports = { http: await freePort(), extProc: await freePort(), xds: await freePort(), metrics: await freePort() };
+  const gearbox = startProcess(process.execPath, [fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url)), "serve"], {
+    cwd: mkdtempSync(path.join(os.tmpdir(), "gearbox-cpu-")), // no gearbox.yaml here: embedded defaults
+    env: {
+      ...process.env,
+      OPENAI_BASE_URL: `${upstreamOrigin}/v1`,
+      OPENAI_API_KEY: "sk-bench",
+      GEARBOX_HTTP_PORT: String(ports.http),
+      GEARBOX_EXTPROC_PORT: String(ports.extProc),
+      GEARBOX_XDS_PORT: String(ports.xds),
+      GEARBOX_METRICS_PORT: String(ports.metrics),
+      GEARBOX_CONFIG: "",
+      REDIS_URL: "",
+    },
+  });
+  await until(async () => (await fetch(`http://127.0.0.1:${ports.http}/healthz`)).ok, "gearbox serve");
+  const http = (name: string, pid: number, url: string, headers?: Record<string, string>): Target => ({
+    name,
+    pid,
+    run: (concurrency, requests, stream) => ({ kind: "http", url, concurrency, requests, stream, ...(headers && { headers }) }),
+  });
+  const path_ = "/v1/chat/completions";
+  const frontTargets: Target[] = [
+    http("bare proxy", Number(proxy.pid), `http://127.0.0.1:${proxy.port}${path_}`),
+    http("Gearbox front door", gearbox.pid ?? 0, `http://127.0.0.1:${ports.http}${path_}`),
+  ];
+  if (PORTKEY) {
+    const port = await freePort();
+    const portkey = startProcess(
+      process.execPath,
+      [path.join(PORTKEY, "node_modules/@portkey-ai/gateway/build/start-server.js"), `--port=${port}`, "--headless"],
+      {
+        env: { ...process.env, NODE_ENV: "production" },
+        quiet: true, // its stack traces for the failing streams (see RESULTS.md) would drown the tables
+      },
+    );
+    await until(async () => (await fetch(`http://127.0.0.1:${port}/`)).ok, "Portkey");
+    frontTargets.push(
+      http("Portkey 1.15.2", portkey.pid ?? 0, `http://127.0.0.1:${port}${path_}`, {
+        "x-portkey-provider": "openai",
+        "x-portkey-custom-host": `${upstreamOrigin}/v1`,
+        authorization: "Bearer sk-bench",
+      }),
+    );
+  }
+  const answer = readFileSync(fileURLToPath(new URL("../test/fixtures/vercel-ai/openai/openai-text.json", import.meta.url)), "utf8");
+  const extTargets: Target[] = [
+    {
+      name: "no-op ext_proc",
+      pid: Number(noop.pid),
+      run: (concurrency, requests) => ({ kind: "extproc", address: String(noop.address), concurrency, requests, answer }),
+    },
+    {
+      name: "Gearbox ext_proc",
+      pid: gearbox.pid ?? 0,
+      run: (concurrency, requests) => ({ kind: "extproc", address: `127.0.0.1:${ports.extProc}`, concurrency, requests, answer }),
+    },
+  ];
+  const direct = http("direct (no proxy)", Number(upstream.pid), `${upstreamOrigin}${path_}`);
+
+  const client = await Client.start();
+  for (const t of [...frontTargets, direct]) await client.run(t.run(8, 1000, false)); // warm-up: JIT, connections
+  for (const t of extTargets) await client.run(t.run(8, 1000, false));
+
+  console.log(
+    `# CPU per request — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${ROUNDS} rounds × ${REQUESTS} requests, medians`,
+  );
+  const json1 = await scenario(client, "JSON, 1 client", frontTargets, 1, false);
+  const json16 = await scenario(client, "JSON, 16 clients", frontTargets, 16, false);
+  const json64 = await scenario(client, "JSON, 64 clients", frontTargets, 64, false);
+  const stream16 = await scenario(client, "stream (20 chunks), 16 clients", frontTargets, 16, true);
+  const first = await scenario(client, "stream (20 chunks), 1 client: first byte", [direct, ...frontTargets], 1, true);
+  const ext = await scenario(client, "ext_proc full cycle (4 messages, one stream per request), 16 streams", extTargets, 16, false);
+
+  const g = "Gearbox front door";
+  const lines = [
+    "\n### Against the goals\n",
+    `- front door CPU per JSON request: ${[json1, json16, json64].map((s) => s.get(g)?.cpuPerRequestMs.toFixed(3)).join(" / ")} ms at 1/16/64 clients (goal ≤ 0.3); bare proxy ${[json1, json16, json64].map((s) => s.get("bare proxy")?.cpuPerRequestMs.toFixed(3)).join(" / ")} ms`,
+    `- front door CPU per 20-chunk stream: ${stream16.get(g)?.cpuPerRequestMs.toFixed(3)} ms (goal ≤ 0.4); bare proxy ${stream16.get("bare proxy")?.cpuPerRequestMs.toFixed(3)} ms`,
+    `- streaming first byte over direct: ${((first.get(g)?.firstByteP50 ?? NaN) - (first.get("direct (no proxy)")?.firstByteP50 ?? NaN)).toFixed(2)} ms (goal ≤ 0.5)`,
+  ];
+  const pk = "Portkey 1.15.2";
+  if (PORTKEY)
+    for (const [label, s] of [
+      ["16", json16],
+      ["64", json64],
+    ] as const) {
+      const a = s.get(g);
+      const b = s.get(pk);
+      if (a && b)
+        lines.push(
+          `- ${label} clients: Gearbox ${(a.rps / b.rps).toFixed(2)}× Portkey's req/s (goal ≥ 4), p99 ${((a.p99 / b.p99) * 100).toFixed(0)} % of Portkey's (goal ≤ 25 %)`,
+        );
+    }
+  const gx = ext.get("Gearbox ext_proc");
+  const nx = ext.get("no-op ext_proc");
+  if (gx && nx)
+    lines.push(
+      `- ext_proc: Gearbox ${gx.cpuPerRequestMs.toFixed(3)} ms vs no-op ${nx.cpuPerRequestMs.toFixed(3)} ms CPU per cycle: +${(gx.cpuPerRequestMs - nx.cpuPerRequestMs).toFixed(3)} ms (goal ≤ +0.2); cycles/s ${((gx.rps / nx.rps) * 100).toFixed(0)} % of the no-op's`,
+    );
+  console.log(lines.join("\n"));
+  client.stop();
+}
+
+runBench(main);

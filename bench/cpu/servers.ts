@@ -1,0 +1,72 @@
+/**
+ * The baselines of the CPU bench, one per process (started by `cpu.bench.ts` through `roles.ts`):
+ *
+ * - `recordedUpstream`: an OpenAI upstream that answers every chat call with the recorded
+ *   `openai-text` exchange (test/fixtures/vercel-ai/openai) — the JSON completion, or for
+ *   `"stream": true` the recording's first 18 content chunks plus its finish and usage chunks and
+ *   `[DONE]`: 20 chunks, as in issue 25's measurement. No pacing, no request recording.
+ * - `bareProxy`: the cheapest proxy that can stand where Gearbox stands: Node's HTTP server piping
+ *   each request to the upstream over a keep-alive agent, nothing parsed.
+ */
+import http from "node:http";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const FIXTURE = fileURLToPath(new URL("../../test/fixtures/vercel-ai/openai/openai-text", import.meta.url));
+
+/** The recorded stream cut to 20 chunks: 18 content deltas, then the recording's last two (finish, usage). */
+export function recordedStream(): Buffer {
+  const lines = readFileSync(`${FIXTURE}.chunks.txt`, "utf8").split("\n").filter(Boolean);
+  const chunks = [...lines.slice(0, 18), ...lines.slice(-2)];
+  return Buffer.from(chunks.map((c) => `data: ${c}\n\n`).join("") + "data: [DONE]\n\n");
+}
+
+function listen(server: http.Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
+}
+
+export async function recordedUpstream(): Promise<number> {
+  const json = readFileSync(`${FIXTURE}.json`);
+  const events = recordedStream()
+    .toString("utf8")
+    .split(/(?<=\n\n)/);
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => {
+      const stream = Buffer.concat(parts).includes('"stream":true');
+      if (!stream) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": json.length });
+        res.end(json);
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      // One write per chunk, as a provider flushes each token event.
+      for (const event of events) res.write(event);
+      res.end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return listen(server);
+}
+
+export async function bareProxy(upstream: string): Promise<number> {
+  const target = new URL(upstream);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const server = http.createServer((req, res) => {
+    const out = http.request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    out.on("error", () => {
+      res.writeHead(502);
+      res.end();
+    });
+    req.pipe(out);
+  });
+  server.keepAliveTimeout = 60_000;
+  return listen(server);
+}
