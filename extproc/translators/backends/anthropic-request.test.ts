@@ -258,7 +258,7 @@ void test("user → metadata.user_id; stream; fields Anthropic has no place for 
     presence_penalty: 0.5,
     frequency_penalty: 0.5,
     logit_bias: { "50256": -100 },
-    reasoning_effort: "low",
+    reasoning_effort: "none",
     service_tier: "auto",
     n: 1,
     logprobs: false,
@@ -271,6 +271,30 @@ void test("user → metadata.user_id; stream; fields Anthropic has no place for 
     metadata: { user_id: "user-42" },
   });
   assert.equal(toAnthropic({ messages: HI, stream: false }).stream, undefined);
+});
+
+void test("reasoning_effort → thinking budget inside max_tokens; temperature off, top_p raised; forced tools and tool loops go without", () => {
+  const low = toAnthropic({ messages: HI, reasoning_effort: "low", temperature: 0.2, top_p: 0.5 });
+  assert.deepEqual(low.thinking, { type: "enabled", budget_tokens: 2048 });
+  assert.equal(low.max_tokens, 2048 + ANTHROPIC_DEFAULT_MAX_TOKENS);
+  assert.equal(low.temperature, undefined);
+  assert.equal(low.top_p, 0.95);
+  assert.deepEqual(toAnthropic({ messages: HI, reasoning_effort: "high" }).thinking, { type: "enabled", budget_tokens: 24576 });
+  const capped = toAnthropic({ messages: HI, reasoning_effort: "high", max_completion_tokens: 3000 });
+  assert.deepEqual(capped.thinking, { type: "enabled", budget_tokens: 2999 });
+  assert.equal(capped.max_tokens, 3000);
+  assert.equal(toAnthropic({ messages: HI, reasoning_effort: "none" }).thinking, undefined);
+  refuses({ messages: HI, reasoning_effort: "low", max_tokens: 800 }, "reasoning_effort", /1024/);
+  refuses({ messages: HI, reasoning_effort: "turbo" }, "reasoning_effort", /'low'/);
+  const tools = [{ type: "function", function: { name: "weather" } }];
+  assert.equal(toAnthropic({ messages: HI, tools, tool_choice: "required", reasoning_effort: "low" }).thinking, undefined);
+  assert.ok(toAnthropic({ messages: HI, tools, tool_choice: "auto", reasoning_effort: "low" }).thinking);
+  const loop = [
+    ...HI,
+    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "weather", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "c1", content: "sunny" },
+  ];
+  assert.equal(toAnthropic({ messages: loop, tools, reasoning_effort: "low" }).thinking, undefined);
 });
 
 void test("n > 1 and logprobs are 400s naming the field", () => {
@@ -289,7 +313,7 @@ void test("tools: name, description, input_schema (defaulted and typed); the JSO
     ],
   });
   assert.deepEqual(body.tools, [
-    { name: "weather", description: "Weather by city", input_schema: params },
+    { name: "weather", description: "Weather by city", input_schema: params, strict: true },
     { name: "now", input_schema: { type: "object", properties: {} } },
     { name: "echo", input_schema: { type: "object", properties: { text: { type: "string" } } } },
   ]);

@@ -10,11 +10,22 @@
  *   Anthropic rejects it ("each stop sequence must contain non-whitespace").
  * - `user` → `metadata.user_id`. OpenAI `metadata` has no Anthropic place and is not sent.
  * - `n > 1` and `logprobs: true` are 400s: Anthropic returns one choice and no log probabilities.
- * - `presence_penalty`, `frequency_penalty`, `logit_bias`, `seed`, `reasoning_effort` and the
- *   client's unmodelled fields (`extra`) are not sent: Anthropic has no equivalent (thinking
- *   budgets and `output_config.effort` depend on the model, and a wrong guess is a 400).
+ * - `presence_penalty`, `frequency_penalty`, `logit_bias`, `seed` and the client's unmodelled
+ *   fields (`extra`) are not sent: Anthropic has no equivalent.
+ * - `reasoning_effort` → `thinking: {type: "enabled", budget_tokens}` with the budgets of
+ *   `THINKING_BUDGET` (`none` sends nothing). The budget is part of `max_tokens`: without a client
+ *   limit `max_tokens` becomes budget + `ANTHROPIC_DEFAULT_MAX_TOKENS`; with one, the budget is
+ *   cut to fit below it, and a limit that leaves less than Anthropic's minimum budget (1024) is a
+ *   400 naming `reasoning_effort`. With thinking on, Anthropic refuses `temperature`, `top_k` and
+ *   `top_p` below 0.95, and a forced tool: `temperature` is not sent, `top_p` is raised to 0.95,
+ *   and a request that forces a tool (`required`, a named function, the JSON tool) is sent
+ *   without thinking. It is also sent without thinking in the middle of a tool loop (the last
+ *   assistant message called tools): Anthropic wants that message to start with the signed
+ *   thinking block it issued, which the OpenAI schema does not carry. The thinking text comes
+ *   back as the message's reasoning (`reasoning_content` for OpenAI clients).
  * - `tools` → `{name, description, input_schema}` (`{type:"object",properties:{}}` when the tool
- *   has no parameters; `strict` is not sent). `tool_choice`: auto → auto, required → any,
+ *   has no parameters; `strict: true` is sent as Anthropic's `strict`, which constrains the
+ *   call's input to the schema). `tool_choice`: auto → auto, required → any,
  *   none → none, a named function → `{type:"tool"}`, `allowed_tools` → only the named tools are
  *   sent, with auto or any; `parallel_tool_calls: false` →
  *   `disable_parallel_tool_use: true`. A request without tools sends no `tool_choice`; if its
@@ -39,6 +50,15 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /** Anthropic's highest `temperature`; OpenAI's 1–2 are clamped to it. */
 export const ANTHROPIC_MAX_TEMPERATURE = 1;
+
+/** Anthropic's smallest `thinking.budget_tokens`. */
+export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+
+/** Lowest `top_p` Anthropic accepts with thinking on. */
+const THINKING_MIN_TOP_P = 0.95;
+
+/** `reasoning_effort` → `thinking.budget_tokens` (0: thinking off). */
+export const THINKING_BUDGET: Readonly<Record<string, number>> = { none: 0, minimal: 1024, low: 2048, medium: 8192, high: 24576, xhigh: 32768 };
 
 const PLACEHOLDER_TOOL: AnthropicTool = {
   name: "gearbox_no_tools",
@@ -81,7 +101,45 @@ export function toAnthropicRequest(req: ChatRequest, ctx: BackendContext): Anthr
     body.tools = [PLACEHOLDER_TOOL];
     body.tool_choice = { type: "none" };
   }
+  if (req.reasoningEffort !== undefined) applyThinking(body, req);
   return body;
+}
+
+/** `reasoning_effort` → `thinking` (see the module comment for when it is left off). */
+function applyThinking(body: AnthropicRequestBody, req: ChatRequest): void {
+  const effort = req.reasoningEffort ?? "none";
+  const wanted = THINKING_BUDGET[effort];
+  if (wanted === undefined) {
+    const known = Object.keys(THINKING_BUDGET)
+      .map((e) => `'${e}'`)
+      .join(", ");
+    throw invalidRequest(`'reasoning_effort' must be one of ${known} for Anthropic, got '${effort}'.`, "reasoning_effort");
+  }
+  const forced = body.tool_choice?.type === "any" || body.tool_choice?.type === "tool";
+  if (wanted === 0 || forced || inToolLoop(req.messages)) return;
+  let budget = wanted;
+  if (req.maxTokens === undefined) body.max_tokens = budget + ANTHROPIC_DEFAULT_MAX_TOKENS;
+  else {
+    budget = Math.min(budget, req.maxTokens - 1);
+    if (budget < ANTHROPIC_MIN_THINKING_BUDGET) {
+      throw invalidRequest(
+        `'reasoning_effort' needs a token limit above ${ANTHROPIC_MIN_THINKING_BUDGET} on Anthropic (its smallest thinking budget is part of 'max_tokens', which is ${req.maxTokens}).`,
+        "reasoning_effort",
+      );
+    }
+  }
+  body.thinking = { type: "enabled", budget_tokens: budget };
+  delete body.temperature;
+  if (body.top_p !== undefined && body.top_p < THINKING_MIN_TOP_P) body.top_p = THINKING_MIN_TOP_P;
+}
+
+/** True when the last assistant message called tools (its results may follow). */
+function inToolLoop(messages: readonly Message[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const m = messages[i];
+    if (m?.role === "assistant") return (m.toolCalls?.length ?? 0) > 0;
+  }
+  return false;
 }
 
 function toAnthropicTool(tool: FunctionTool, i: number): AnthropicTool {
@@ -92,6 +150,7 @@ function toAnthropicTool(tool: FunctionTool, i: number): AnthropicTool {
   const inputSchema = params === undefined ? { type: "object", properties: {} } : params.type === undefined ? { type: "object", ...params } : params;
   const out: AnthropicTool = { name: tool.name, input_schema: inputSchema };
   if (tool.description !== undefined) out.description = tool.description;
+  if (tool.strict === true) out.strict = true;
   return out;
 }
 

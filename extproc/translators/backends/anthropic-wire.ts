@@ -76,7 +76,12 @@ export interface AnthropicTool {
   name: string;
   description?: string;
   input_schema: Record<string, unknown>;
+  /** Structured outputs: the tool's input is constrained to `input_schema`. */
+  strict?: boolean;
 }
+
+/** Extended thinking: `budget_tokens` (at least `ANTHROPIC_MIN_THINKING_BUDGET`) is part of `max_tokens`. */
+export type AnthropicThinking = { type: "enabled"; budget_tokens: number } | { type: "disabled" };
 
 /** How the model may use tools; `disable_parallel_tool_use` asks for at most one call. */
 export type AnthropicToolChoice =
@@ -98,6 +103,7 @@ export interface AnthropicRequestBody {
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };
+  thinking?: AnthropicThinking;
 }
 
 /** The stop reasons Anthropic documents. */
