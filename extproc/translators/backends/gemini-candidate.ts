@@ -4,8 +4,8 @@
  *
  * Parts: `text` → content; `text` with `thought: true` → reasoning; `functionCall` → tool calls;
  * `executableCode` / `codeExecutionResult` (Gemini's server-side code tool) → content, as fenced
- * Markdown blocks, so the answer that refers to them still reads; `thoughtSignature` is dropped
- * (see `gemini-request.ts`); `inlineData` / `fileData` (generated images) have no place in the
+ * Markdown blocks, so the answer that refers to them still reads; a function call's
+ * `thoughtSignature` goes with the call into its id (`gemini-call-id.ts`), other parts' are dropped; `inlineData` / `fileData` (generated images) have no place in the
  * canonical message and are dropped.
  *
  * Finish reasons: `STOP` → `stop` (`tool_calls` when the candidate called functions);
@@ -25,7 +25,7 @@ export interface CandidateSlice {
   index: number;
   text: string;
   reasoning: string;
-  /** `functionCall` objects, in order. */
+  /** `functionCall` objects, in order, with their part's `thoughtSignature` when it had one. */
   calls: JsonObject[];
   finishReason?: string;
   finishMessage?: string;
@@ -78,8 +78,11 @@ export function readCandidate(raw: JsonObject, position: number): CandidateSlice
     if (typeof part.text === "string") {
       if (part.thought === true) slice.reasoning += part.text;
       else slice.text += part.text;
-    } else if (isObject(part.functionCall)) slice.calls.push(part.functionCall);
-    else if (isObject(part.executableCode)) slice.text += fenced(str(part.executableCode.code) ?? "", (str(part.executableCode.language) ?? "").toLowerCase());
+    } else if (isObject(part.functionCall)) {
+      // The signature sits on the part; the call carries it on (see `gemini-call-id.ts`).
+      slice.calls.push(typeof part.thoughtSignature === "string" ? { ...part.functionCall, thoughtSignature: part.thoughtSignature } : part.functionCall);
+    } else if (isObject(part.executableCode))
+      slice.text += fenced(str(part.executableCode.code) ?? "", (str(part.executableCode.language) ?? "").toLowerCase());
     else if (isObject(part.codeExecutionResult)) slice.text += fenced(str(part.codeExecutionResult.output) ?? "", "");
   }
   const finishReason = str(raw.finishReason);

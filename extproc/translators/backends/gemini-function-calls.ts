@@ -10,11 +10,12 @@
 import { GatewayError } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
 
-/** A call with all its arguments. `id` only when Gemini gave one. */
+/** A call with all its arguments. `id` and `thoughtSignature` only when Gemini gave them. */
 export interface CompletedCall {
   name: string;
   args: JsonObject;
   id?: string;
+  thoughtSignature?: string;
 }
 
 type PathSegment = string | number;
@@ -45,6 +46,7 @@ export class FunctionCallAssembler {
       done.push(...this.finish());
       const opened: OpenCall = { name, args: isObject(call.args) ? { ...call.args } : {} };
       if (typeof call.id === "string") opened.id = call.id;
+      if (typeof call.thoughtSignature === "string") opened.thoughtSignature = call.thoughtSignature;
       if (!continues && partial === undefined) return [...done, opened];
       this.open = opened;
     }
@@ -67,6 +69,7 @@ export class FunctionCallAssembler {
     if (open === undefined) return [];
     const call: CompletedCall = { name: open.name, args: open.args };
     if (open.id !== undefined) call.id = open.id;
+    if (open.thoughtSignature !== undefined) call.thoughtSignature = open.thoughtSignature;
     return [call];
   }
 

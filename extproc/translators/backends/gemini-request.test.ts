@@ -4,6 +4,8 @@ import { test } from "node:test";
 import type { ChatRequest, Message } from "../../../common/canonical/types.ts";
 import { GatewayError } from "../../../common/errors.ts";
 import { parseOpenAIChatRequest } from "../../../common/schemas/openai-chat-request.ts";
+import { loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
+import { decodeCallId } from "./gemini-call-id.ts";
 import { geminiBackend } from "./gemini.ts";
 import { SKIP_THOUGHT_SIGNATURE, type GeminiRequestBody } from "./gemini-request.ts";
 
@@ -299,9 +301,13 @@ test("response_format: json_object → application/json; json_schema → + clean
 });
 
 test("reasoning_effort → thinkingBudget (Gemini 2.x) or thinkingLevel (Gemini 3); unknown effort is a 400", () => {
-  assert.deepEqual(body(openai({ reasoning_effort: "low" }), "gemini-2.5-flash").generationConfig, { thinkingConfig: { thinkingBudget: 1024 } });
+  assert.deepEqual(body(openai({ reasoning_effort: "low" }), "gemini-2.5-flash").generationConfig, {
+    thinkingConfig: { thinkingBudget: 1024, includeThoughts: true },
+  });
   assert.deepEqual(body(openai({ reasoning_effort: "none" }), "gemini-2.5-flash").generationConfig, { thinkingConfig: { thinkingBudget: 0 } });
-  assert.deepEqual(body(openai({ reasoning_effort: "high" }), "gemini-3-pro-preview").generationConfig, { thinkingConfig: { thinkingLevel: "high" } });
+  assert.deepEqual(body(openai({ reasoning_effort: "high" }), "gemini-3-pro-preview").generationConfig, {
+    thinkingConfig: { thinkingLevel: "high", includeThoughts: true },
+  });
   assert.deepEqual(body(openai({ reasoning_effort: "none" }), "gemini-3-flash-preview").generationConfig, { thinkingConfig: { thinkingLevel: "minimal" } });
   rejects400(openai({ reasoning_effort: "extreme" }), "reasoning_effort", /'extreme'/);
 });
@@ -357,4 +363,72 @@ test("empty turns are kept as {text: ''}: [system, user ''] is sent, a leading e
     { role: "model", parts: [{ text: "" }] },
     { role: "user", parts: [{ text: "Two" }] },
   ]);
+});
+
+/** The recorded answer's first candidate, decoded as the backend decodes it, then sent back as history. */
+function historyAfter(fixture: string): { req: ChatRequest; recorded: { functionCall?: { id?: string }; thoughtSignature?: string }[] } {
+  const res = geminiBackend.response(readFixtureBytes(fixture, "json"), {}, CTX);
+  assert.ok(res.ok);
+  const message = res.value.choices[0]?.message;
+  assert.ok(message?.toolCalls?.length);
+  const results: Message[] = message.toolCalls.map((c) => ({ role: "tool", toolCallId: c.id, content: '{"ok":true}' }));
+  const json = loadJsonFixture(fixture) as { candidates: { content: { parts: { functionCall?: { id?: string }; thoughtSignature?: string }[] } }[] };
+  const recorded = json.candidates[0]?.content.parts.filter((p) => p.functionCall !== undefined) ?? [];
+  return { req: { model: "m", messages: [{ role: "user", content: "go" }, message, ...results], stream: false, extra: {} }, recorded };
+}
+
+test("recorded thought signatures go back on their calls exactly as received (no placeholder)", () => {
+  for (const fixture of [
+    "vercel-ai/google/google-tool-call-gemini3",
+    "firebase-gemini/googleai/unary-success-thinking-function-call-thought-summary-signature",
+  ]) {
+    const { req, recorded } = historyAfter(fixture);
+    const sent = body(req, "gemini-3-pro-preview").contents[1]?.parts.filter((p) => p.functionCall !== undefined) ?? [];
+    assert.deepEqual(
+      sent.map((p) => p.thoughtSignature),
+      recorded.map((p) => p.thoughtSignature),
+      fixture,
+    );
+    assert.ok(sent.every((p) => p.thoughtSignature !== SKIP_THOUGHT_SIGNATURE));
+  }
+});
+
+test("Gemini's functionCall ids go back on the call and its functionResponse; ids Gemini did not issue are not sent", () => {
+  const answer = Buffer.from(
+    JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ functionCall: { id: "fc-7", name: "now", args: {} } }] }, finishReason: "STOP" }] }),
+  );
+  const res = geminiBackend.response(answer, {}, CTX);
+  assert.ok(res.ok);
+  const message = res.value.choices[0]?.message;
+  const call = message?.toolCalls?.[0];
+  assert.ok(message && call);
+  const req: ChatRequest = {
+    model: "m",
+    messages: [{ role: "user", content: "time?" }, message, { role: "tool", toolCallId: call.id, content: "noon" }],
+    stream: false,
+    extra: {},
+  };
+  const out = body(req);
+  assert.deepEqual(out.contents[1]?.parts[0]?.functionCall, { name: "now", args: {}, id: "fc-7" });
+  assert.deepEqual(out.contents[2]?.parts[0]?.functionResponse, { name: "now", response: { result: "noon" }, id: "fc-7" });
+
+  const foreign: ChatRequest = {
+    model: "m",
+    messages: [
+      { role: "user", content: "time?" },
+      { role: "assistant", content: null, toolCalls: [{ id: "call_abc", name: "now", arguments: "{}" }] },
+      { role: "tool", toolCallId: "call_abc", content: "noon" },
+    ],
+    stream: false,
+    extra: {},
+  };
+  const plain = body(foreign, "gemini-3-pro-preview");
+  assert.deepEqual(plain.contents[1]?.parts[0], { functionCall: { name: "now", args: {} }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });
+  assert.deepEqual(plain.contents[2]?.parts[0], { functionResponse: { name: "now", response: { result: "noon" } } });
+});
+
+test("a tool-call id that merely looks packed carries nothing", () => {
+  assert.deepEqual(decodeCallId("call_1__gx!!!"), {});
+  assert.deepEqual(decodeCallId("call_1__gxWzFd"), {});
+  assert.deepEqual(decodeCallId("call_1"), {});
 });

@@ -14,15 +14,23 @@
  * matches them by function name: the name comes from the latest earlier assistant call with
  * that id (a result for no known call is a 400).
  *
- * Thought signatures: Gemini 3 rejects a history whose function calls lack the
- * `thoughtSignature` it returned, and the canonical model (like OpenAI's schema) has nowhere to
- * keep one. For models newer than 2.x the first function call of each assistant message carries
- * Google's documented placeholder `skip_thought_signature_validator` instead.
+ * Thought signatures and call ids: a call Gemini made carries its `thoughtSignature` and its
+ * `functionCall.id` in the canonical tool-call id (`gemini-call-id.ts`), so they go back exactly
+ * as received: the signature on the call's part, the id on the call and on its
+ * `functionResponse`. Gemini 3 rejects a history whose function calls lack a signature: for
+ * models newer than 2.x, an assistant message none of whose calls has one (calls made by
+ * another provider, or histories from before this) sends Google's documented placeholder
+ * `skip_thought_signature_validator` on its first call.
+ *
+ * `reasoning_effort` → `thinkingConfig` (`thinkingBudget` for 2.x, `thinkingLevel` for later
+ * models) with `includeThoughts: true` unless the effort is `none`, so the thought summaries come
+ * back as the message's reasoning (`reasoning_content` for OpenAI clients).
  */
 import { offeredTools } from "../../../common/canonical/tools.ts";
 import type { AssistantMessage, ChatRequest, ContentPart, Message, ResponseFormat, TextPart, ToolChoice } from "../../../common/canonical/types.ts";
 import { invalidRequest, unreachable } from "../../../common/errors.ts";
 import { isObject, type JsonObject } from "../../../common/schemas/fields.ts";
+import { decodeCallId } from "./gemini-call-id.ts";
 import { isPreGemini3 } from "./gemini-model.ts";
 import { asJsonSchema, needsJsonSchema, toGeminiParameters, toGeminiSchema } from "./gemini-schema.ts";
 
@@ -34,8 +42,8 @@ export interface GeminiPart {
   text?: string;
   inlineData?: { mimeType: string; data: string };
   fileData?: { fileUri: string; mimeType: string };
-  functionCall?: { name: string; args: JsonObject };
-  functionResponse?: { name: string; response: JsonObject };
+  functionCall?: { name: string; args: JsonObject; id?: string };
+  functionResponse?: { name: string; response: JsonObject; id?: string };
   thoughtSignature?: string;
 }
 
@@ -111,7 +119,7 @@ export function toGeminiRequest(req: ChatRequest, model: string): GeminiRequestB
       case "assistant":
         return append(contents, "model", assistantParts(m, i, signature));
       case "tool":
-        return append(contents, "user", [{ functionResponse: { name: toolName(req.messages, i, m.toolCallId), response: toolResponse(m.content) } }]);
+        return append(contents, "user", [{ functionResponse: functionResponse(req.messages, i, m.toolCallId, m.content) }]);
       default:
         return unreachable(m, "message role");
     }
@@ -201,9 +209,17 @@ export function mimeOf(urlOrName: string): string | undefined {
 function assistantParts(m: AssistantMessage, i: number, signature: string | undefined): GeminiPart[] {
   const parts = textParts(m.content);
   if (parts.length === 0 && typeof m.refusal === "string" && m.refusal.length > 0) parts.push({ text: m.refusal });
-  (m.toolCalls ?? []).forEach((call, j) => {
-    const part: GeminiPart = { functionCall: { name: call.name, args: toolArguments(call.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) } };
-    if (j === 0 && signature !== undefined) part.thoughtSignature = signature;
+  const calls = (m.toolCalls ?? []).map((call) => ({ call, data: decodeCallId(call.id) }));
+  const signed = calls.some((c) => c.data.thoughtSignature !== undefined);
+  calls.forEach(({ call, data }, j) => {
+    const functionCall: NonNullable<GeminiPart["functionCall"]> = {
+      name: call.name,
+      args: toolArguments(call.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
+    };
+    if (data.id !== undefined) functionCall.id = data.id;
+    const part: GeminiPart = { functionCall };
+    if (data.thoughtSignature !== undefined) part.thoughtSignature = data.thoughtSignature;
+    else if (j === 0 && !signed && signature !== undefined) part.thoughtSignature = signature;
     parts.push(part);
   });
   return parts;
@@ -219,6 +235,19 @@ function toolArguments(text: string, param: string): JsonObject {
   }
   if (!isObject(args)) throw invalidRequest(`'${param}' must be a JSON object for Gemini.`, param, "invalid_tool_arguments");
   return args;
+}
+
+/** A tool result as a `functionResponse`: the called function's name, and Gemini's call id when it gave one. */
+function functionResponse(
+  messages: readonly Message[],
+  index: number,
+  toolCallId: string,
+  content: string | TextPart[],
+): NonNullable<GeminiPart["functionResponse"]> {
+  const out: NonNullable<GeminiPart["functionResponse"]> = { name: toolName(messages, index, toolCallId), response: toolResponse(content) };
+  const id = decodeCallId(toolCallId).id;
+  if (id !== undefined) out.id = id;
+  return out;
 }
 
 /** The function name of the tool call a result answers: Gemini matches results by name, not id. */
@@ -317,5 +346,7 @@ function thinkingConfig(effort: string, model: string): JsonObject {
       "reasoning_effort",
     );
   }
-  return isPreGemini3(model) ? { thinkingBudget: budget } : { thinkingLevel: level };
+  const config: JsonObject = isPreGemini3(model) ? { thinkingBudget: budget } : { thinkingLevel: level };
+  if (effort !== "none") config.includeThoughts = true;
+  return config;
 }

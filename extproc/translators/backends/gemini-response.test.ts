@@ -9,6 +9,7 @@ import { test } from "node:test";
 import type { ChatResponse, FinishReason, Usage } from "../../../common/canonical/types.ts";
 import { GatewayError } from "../../../common/errors.ts";
 import { loadJsonFixture, readFixtureBytes } from "../../../test/emulators/fixtures.ts";
+import { decodeCallId } from "./gemini-call-id.ts";
 import { geminiBackend } from "./gemini.ts";
 
 const CTX = { upstreamModel: "gemini-2.5-flash", forceStreamUsage: false };
@@ -130,6 +131,12 @@ function recordedText(name: string): string {
     .join("");
 }
 
+/** Independent oracle: the recorded `thoughtSignature` of each function-call part of the first candidate. */
+function recordedSignatures(name: string): (string | undefined)[] {
+  const json = loadJsonFixture(name) as { candidates?: { content?: { parts?: { functionCall?: unknown; thoughtSignature?: string }[] } }[] };
+  return (json.candidates?.[0]?.content?.parts ?? []).filter((p) => p.functionCall !== undefined).map((p) => p.thoughtSignature);
+}
+
 function decode(name: string): ChatResponse {
   const result = geminiBackend.response(readFixtureBytes(name, "json"), {}, CTX);
   assert.ok(result.ok, `${name}: ${result.ok ? "" : result.errors[0]?.message}`);
@@ -150,8 +157,13 @@ for (const [name, facts] of Object.entries(SUCCESS)) {
     const calls = choice?.message.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
     assert.deepEqual(calls, facts.calls);
     assert.deepEqual(
-      choice?.message.toolCalls?.map((c) => c.id),
+      choice?.message.toolCalls?.map((c) => c.id.replace(/__gx.*$/, "")),
       facts.calls?.map((_, i) => `call_${i}`),
+    );
+    assert.deepEqual(
+      choice?.message.toolCalls?.map((c) => decodeCallId(c.id).thoughtSignature),
+      facts.calls === undefined ? undefined : recordedSignatures(name),
+      "each call carries its part's thought signature",
     );
     if (facts.reasoning) assert.match(choice?.message.reasoning ?? "", facts.reasoning);
     if (facts.usage) assert.deepEqual(res.usage, facts.usage);

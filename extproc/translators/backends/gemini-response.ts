@@ -1,7 +1,8 @@
 /**
  * A complete Gemini `GenerateContentResponse` → canonical `ChatResponse`. Candidates become
  * choices (see `gemini-candidate.ts` for parts and finish reasons); function calls get ids
- * `call_<n>` (n counts the response's calls from 0) unless Gemini sent its own, and their
+ * `call_<n>` (n counts the response's calls from 0), carrying Gemini's own id and thought
+ * signature when it sent them (`gemini-call-id.ts`), and their
  * arguments are JSON text. A blocked prompt (`promptFeedback`, no candidates) is a normal
  * response with one `content_filter` choice whose refusal says why: never an empty success.
  * The response id is Gemini's `responseId` (else a generated one), the model its `modelVersion`.
@@ -24,6 +25,7 @@ import {
   str,
   type CandidateSlice,
 } from "./gemini-candidate.ts";
+import { encodeCallId } from "./gemini-call-id.ts";
 import { FunctionCallAssembler, type CompletedCall } from "./gemini-function-calls.ts";
 import { geminiModelId } from "./gemini-model.ts";
 
@@ -47,7 +49,11 @@ export function responseMeta(json: JsonObject, ctx: BackendContext): ResponseMet
 
 /** A completed Gemini call as a canonical tool call; `next` numbers generated ids. */
 export function toToolCall(call: CompletedCall, next: () => number): ToolCall {
-  return { id: call.id ?? `call_${next()}`, name: call.name, arguments: JSON.stringify(call.args) };
+  const id = encodeCallId(`call_${next()}`, {
+    ...(call.id !== undefined && { id: call.id }),
+    ...(call.thoughtSignature !== undefined && { thoughtSignature: call.thoughtSignature }),
+  });
+  return { id, name: call.name, arguments: JSON.stringify(call.args) };
 }
 
 /** Parses a success body; anything that is not a usable response is a 502. */

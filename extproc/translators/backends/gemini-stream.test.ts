@@ -29,7 +29,9 @@ const content = (chunks: ChatChunk[]): string => chunks.map((c) => c.choices[0]?
 const reasoning = (chunks: ChatChunk[]): string => chunks.map((c) => c.choices[0]?.delta.reasoning ?? "").join("");
 const finishes = (chunks: ChatChunk[]): FinishReason[] => chunks.flatMap((c) => c.choices.flatMap((x) => (x.finishReason ? [x.finishReason] : [])));
 const calls = (chunks: ChatChunk[]): [number, string, string, unknown][] =>
-  chunks.flatMap((c) => c.choices[0]?.delta.toolCalls ?? []).map((t) => [t.index, t.id ?? "", t.name ?? "", JSON.parse(t.arguments ?? "") as unknown]);
+  chunks
+    .flatMap((c) => c.choices[0]?.delta.toolCalls ?? [])
+    .map((t) => [t.index, (t.id ?? "").replace(/__gx.*$/, ""), t.name ?? "", JSON.parse(t.arguments ?? "") as unknown]);
 const withoutIds = (chunks: ChatChunk[]): unknown => chunks.map(({ id: _id, created: _created, ...rest }) => rest);
 
 /** Independent oracle: the recorded events' non-thought (or thought) text of candidate 0. */
