@@ -2,8 +2,12 @@
  * The device API's cost, against the real `gearbox extproc` process (own Redis, tenant + call key;
  * `test/support/device-stack.ts`), from this process over loopback:
  * - decision round trip: `POST /v1/device/decide` for a connected device, one at a time on a
- *   keep-alive connection (key lookup, parse, decideRoute, admission on Redis, held decision),
- *   each followed by its outcome (untimed) so nothing piles up; p50/p99 of the client-side time;
+ *   keep-alive connection (key lookup, parse, decideRoute, admission, held decision), each
+ *   followed by its outcome (untimed) so nothing piles up; p50/p99 of the client-side time. The
+ *   baseline in the same run: `GET /healthz` of the same process on the same connection, timed
+ *   between every two decisions (what any round trip costs on this machine). Twice: tenant
+ *   without limits (admission without a store call), then a tenant with `requests_per_second` and
+ *   `max_concurrent` (each admission one Redis round trip, held until the outcome settles it);
  * - reconnect and resume after a gateway restart: the TypeScript SDK's channel (back-off base
  *   50 ms, max 300 ms), from the old process's exit to the device's welcome from the new one
  *   (which includes the new process's start);
@@ -13,11 +17,13 @@
  *   8 at a time.
  *
  * `node --import tsx bench/devices.bench.ts [decisions=2000] [devices=1000] [beats=5000]`
+ * With `DEVICES_BENCH_PROFILE=<dir>` the gateway processes write CPU profiles there
+ * (`bench/cpu-profile.mjs`; `--cpu-prof` itself is not allowed in NODE_OPTIONS).
  */
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DeviceModels, Gearbox } from "../sdk/typescript/src/index.ts";
-import { startDeviceStack } from "../test/support/device-stack.ts";
+import { startDeviceStack, type DeviceStack, type DeviceStackOptions } from "../test/support/device-stack.ts";
 
 const [decisions = 2000, devices = 1000, beats = 5000] = process.argv.slice(2).map(Number);
 const ASK = JSON.stringify({
@@ -25,7 +31,16 @@ const ASK = JSON.stringify({
   messages: [{ role: "user", content: "Summarize this in one line: the cat sat on the mat." }],
   max_tokens: 8,
 });
-const stack = await startDeviceStack({ threshold: 0, heartbeatMs: 30_000, expiryMs: 120_000 });
+const profile = process.env.DEVICES_BENCH_PROFILE;
+const stackOptions: DeviceStackOptions = {
+  threshold: 0,
+  heartbeatMs: 30_000,
+  expiryMs: 120_000,
+  ...(profile && {
+    env: { NODE_OPTIONS: `--import ${new URL("./cpu-profile.mjs", import.meta.url).pathname}`, GEARBOX_CPU_PROFILE_DIR: profile },
+  }),
+};
+let stack: DeviceStack = await startDeviceStack(stackOptions);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 const headers = (device?: string) => ({
   "content-type": "application/json",
@@ -33,9 +48,9 @@ const headers = (device?: string) => ({
   ...(device && { "x-gearbox-device-id": device }),
 });
 
-function post(path: string, body: string, device?: string): Promise<{ status: number; body: string }> {
+function post(path: string, body: string, device?: string, method = "POST"): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${stack.url}${path}`, { method: "POST", agent, headers: headers(device) }, (res) => {
+    const req = http.request(`${stack.url}${path}`, { method, agent, headers: headers(device) }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (text += c));
@@ -70,23 +85,50 @@ const cpuSeconds = async () => {
 };
 
 try {
-  // Decisions.
-  const main = await openChannel("bench-main");
-  const times: number[] = [];
-  for (let i = 0; i < decisions + 200; i++) {
-    const t = performance.now();
-    const d = await post("/v1/device/decide", ASK, "bench-main");
-    const dt = performance.now() - t;
-    if (d.status !== 200) throw new Error(`decide ${d.status}: ${d.body}`);
-    const decided = JSON.parse(d.body) as { target: string; decision_id: string };
-    if (decided.target !== "device") throw new Error(`not a device decision: ${d.body}`);
-    if (i >= 200) times.push(dt); // the first 200 warm up
-    await post("/v1/device/outcome", JSON.stringify({ decision_id: decided.decision_id, confidence: 0.9, usage: { prompt_tokens: 12, completion_tokens: 8 } }));
+  // Decisions, against a trivial round trip of the same process in the same loop.
+  const decisionFigures = async (label: string): Promise<{ session: string; req: http.ClientRequest }> => {
+    const main = await openChannel("bench-main");
+    const times: number[] = [];
+    const baseline: number[] = [];
+    for (let i = 0; i < decisions + 200; i++) {
+      const t = performance.now();
+      const d = await post("/v1/device/decide", ASK, "bench-main");
+      const dt = performance.now() - t;
+      if (d.status !== 200) throw new Error(`decide ${d.status}: ${d.body}`);
+      const decided = JSON.parse(d.body) as { target: string; decision_id: string };
+      if (decided.target !== "device") throw new Error(`not a device decision: ${d.body}`);
+      await post(
+        "/v1/device/outcome",
+        JSON.stringify({ decision_id: decided.decision_id, confidence: 0.9, usage: { prompt_tokens: 12, completion_tokens: 8 } }),
+      );
+      const h = performance.now();
+      const health = await post("/healthz", "", undefined, "GET");
+      const dh = performance.now() - h;
+      if (health.status !== 200) throw new Error(`healthz ${health.status}`);
+      if (i < 200) continue; // the first 200 warm up
+      times.push(dt);
+      baseline.push(dh);
+    }
+    for (const [what, xs] of [
+      ["decision round trip", times],
+      ["baseline GET /healthz", baseline],
+    ] as const) {
+      xs.sort((a, b) => a - b);
+      console.log(
+        `${label}: ${what} (${decisions}): p50 ${pct(xs, 50).toFixed(3)} ms, p99 ${pct(xs, 99).toFixed(3)} ms, max ${(xs.at(-1) ?? NaN).toFixed(3)} ms`,
+      );
+    }
+    return main;
+  };
+  const unlimited = stack;
+  stack = await startDeviceStack({ ...stackOptions, limits: { requests_per_second: 100_000, max_concurrent: 1_000 } });
+  try {
+    (await decisionFigures("tenant with limits (admission on Redis)")).req.destroy();
+  } finally {
+    await stack.close();
+    stack = unlimited;
   }
-  times.sort((a, b) => a - b);
-  console.log(
-    `decision round trip (${decisions}): p50 ${pct(times, 50).toFixed(3)} ms, p99 ${pct(times, 99).toFixed(3)} ms, max ${(times.at(-1) ?? NaN).toFixed(3)} ms`,
-  );
+  const main = await decisionFigures("tenant without limits");
 
   // CPU per heartbeat.
   const cpu0 = await cpuSeconds();

@@ -45,13 +45,17 @@ export interface DeviceStackOptions {
   heartbeatMs?: number;
   expiryMs?: number;
   withAgent?: boolean;
+  /** Limits of tenant `shop` (each admission is then a round trip to its Redis). */
+  limits?: { requests_per_second?: number; max_concurrent?: number };
+  /** More environment for the gateway process (a bench's `NODE_OPTIONS=--cpu-prof`, say). */
+  env?: Record<string, string>;
 }
 
 function yaml(ports: Awaited<ReturnType<typeof freePorts>>, cloud: OpenAIUpstream, o: DeviceStackOptions, threshold: number): string {
   return (
     listenYaml(ports) +
     `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: CLOUD_KEY }\n` +
-    `tenants:\n  - { id: shop, models: [gpt-4.1-nano, tiny, tiny-b] }\n` +
+    `tenants:\n  - { id: shop, models: [gpt-4.1-nano, tiny, tiny-b]${o.limits ? `, limits: ${JSON.stringify(o.limits)}` : ""} }\n` +
     `edge: { fallback_model: gpt-4.1-nano }\n` +
     `route:\n  rules:\n    - { when: { intent: [summarize] }, target: edge }\n    - { when: { intent: [code_gen] }, target: cloud }\n` +
     `  fallback: { enable: true, confidence_threshold: ${threshold} }\n` +
@@ -67,7 +71,7 @@ export async function startDeviceStack(o: DeviceStackOptions): Promise<DeviceSta
   const dir = await mkdtemp(path.join(tmpdir(), "gearbox-devices-"));
   const ports = await freePorts();
   const adminKey = randomBytes(36).toString("base64url");
-  const env = { CLOUD_KEY, GEARBOX_ADMIN_KEY: adminKey, REDIS_URL: redis.url };
+  const env = { CLOUD_KEY, GEARBOX_ADMIN_KEY: adminKey, REDIS_URL: redis.url, ...o.env };
   let threshold = o.threshold;
   let gateway = await startGatewayProcess({ dir, name: "devices", mode: "extproc", ports, yaml: yaml(ports, cloud, o, threshold), env });
   const adminUrl = `http://127.0.0.1:${ports.admin}`;
