@@ -2,6 +2,7 @@
  * The `gearbox.yaml` schema. Every section is optional: `gearbox serve` with no file runs on
  * these defaults. Objects are strict, so a misspelt key is an error that names it.
  */
+import { dataBoundarySchema } from "../boundary/policy.ts";
 import { z } from "zod";
 import { isCidr } from "../governance/cidr.ts";
 import { AUTH_SCHEMES, PRESETS, PROVIDER_KINDS } from "../providers/catalog.ts";
@@ -441,6 +442,8 @@ export const configSchema = z.strictObject({
   conversations: conversationsSchema.prefault({}),
   /** Device SDKs: their control channel, decisions and offline behaviour (`extproc/devices/`). */
   devices: devicesSchema.prefault({}),
+  /** What must not leave: detection, then block, edge only, redact or allow per category (`extproc/boundary/`). */
+  data_boundary: dataBoundarySchema.prefault({}),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

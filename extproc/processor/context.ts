@@ -32,6 +32,7 @@ import { RequestCache } from "./cache-stage.ts";
 import type { Headers, Outcome } from "./outcome.ts";
 import { requestRecord, type Transport } from "./request-record.ts";
 import type { RunawayStage } from "./runaway-stage.ts";
+import type { BoundaryState } from "../boundary/stage.ts";
 
 /** The caller as the transport identifies it. */
 export interface ClientIdentity {
@@ -128,6 +129,9 @@ export class RequestContext {
   /** The stored history in front of the client's messages, when the gateway keeps the conversation. */
   conversation: ConversationTurn | undefined;
 
+  /** What the data boundary found and masked (`boundary/`); absent → nothing detected. */
+  boundary: BoundaryState | undefined;
+
   answer: Answer = { status: 0, headers: {} };
   logged = false;
 
@@ -189,6 +193,7 @@ export class RequestContext {
       runaway: this.runaway?.outcome,
       attempts: cloud?.failover?.log,
       conversation: this.conversation?.stats,
+      boundary: this.boundary,
     });
     const cost = record.cost_usd;
     if (typeof cost === "number") this.state.cloudSpend.add(cost);

@@ -26,6 +26,7 @@ import { checkHead, parseBody } from "./request-checks.ts";
 import { RunawayStage } from "./runaway-stage.ts";
 import { isShadowed } from "./shadow.ts";
 import { andThen, type Step } from "./step.ts";
+import { boundaryFacts, screenRequest } from "./boundary-stage.ts";
 
 /** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
 const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
@@ -129,8 +130,14 @@ function parseAndRoute(ctx: RequestContext, body: Buffer): Step<Outcome> {
 function looked(ctx: RequestContext, parsed: ParsedCall, json: JsonObject): Step<Outcome> {
   const spec = ctx.spec;
   if (!spec) return CONTINUE;
+  // The data boundary, before anything reads the text: refused, kept on the edge, or masked (`boundary/`).
+  const screened = screenRequest(ctx, spec.name, json);
+  if (screened.kind === "refused") return ctx.reject(screened.error);
+  if (screened.kind === "screened" && screened.body) ({ parsed, json } = reparsed(ctx, screened.body));
   const req = routeRequest(ctx, parsed);
-  const lookup = ctx.cache.lookup(spec.name, parsed, ctx.caller?.tenant.id ?? "-", ctx.headers, ctx.id);
+  // Detected values go into no cache key or cached answer.
+  const headers = ctx.boundary ? { ...ctx.headers, "x-gearbox-cache": "bypass" } : ctx.headers;
+  const lookup = ctx.cache.lookup(spec.name, parsed, ctx.caller?.tenant.id ?? "-", headers, ctx.id);
   if (!lookup) return consulted(ctx, req, json);
   ctx.trace?.step("gearbox.cache.lookup");
   return lookup.then((hit) => {
@@ -178,7 +185,7 @@ function consulted(ctx: RequestContext, req: RouteRequest, json: JsonObject): St
   ctx.trace?.step("gearbox.decision");
   const { plugins, policy, edgeAgents } = ctx.snapshot;
   const awaits = plugins.length > 0 || ctx.config.route.edge_intent.enable;
-  const input = awaits ? policyConsultation(req) : undefined;
+  const input = awaits && !ctx.boundary?.edgeOnly ? policyConsultation(req) : undefined;
   if (!input) return routed(ctx, req, json, {});
   const consult = { config: ctx.config, policy, plugins, agents: edgeAgents, callerNode: ctx.headers["x-gearbox-node"], requestId: ctx.id, trace: ctx.trace };
   return decideConsulted(input, req.parsed, consult).then(({ decided, edgeIntent }) => {
@@ -189,7 +196,7 @@ function consulted(ctx: RequestContext, req: RouteRequest, json: JsonObject): St
 
 /** Decides and applies the route, then — with governance — admits the call against the caller's limits. */
 function routed(ctx: RequestContext, req: RouteRequest, json: JsonObject, facts: RouteFacts): Step<Outcome> {
-  const route = decideRoute(req, facts);
+  const route = decideRoute(req, boundaryFacts(ctx, facts));
   if (route.kind === "cache") throw new Error("a cache route is answered at the lookup");
   const outcome = applyRoute(ctx, route, fitted(ctx, route, json));
   const caller = ctx.caller;
@@ -242,7 +249,7 @@ function fitted(ctx: RequestContext, route: Exclude<Route, { kind: "cache" }>, j
   const turn = ctx.conversation;
   if (!turn || route.kind === "reject") return json;
   const body = route.kind === "edge" ? turn.forTarget("edge", route.model) : turn.forTarget("cloud", route.upstreamModel);
-  return reparsed(ctx, body).json;
+  return reparsed(ctx, ctx.boundary?.remask(body) ?? body).json;
 }
 
 /** Tracing: the span of the call `outcome` sends upstream (edge or cloud), its `traceparent` on the request. */

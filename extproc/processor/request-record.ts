@@ -19,6 +19,7 @@ import { transitions, type AttemptLog, type UpstreamAttempt } from "../resilienc
 import { EDGE_PROVIDER } from "../resilience/fallback-call.ts";
 import { isObject } from "../../common/schemas/fields.ts";
 import type { ConversationStats } from "../conversation/conversations.ts";
+import type { BoundaryLog, BoundaryState } from "../boundary/stage.ts";
 
 /** Which front of Gearbox the request came through. */
 export type Transport = "ext_proc" | "front_door";
@@ -83,6 +84,8 @@ export interface RequestRecord {
   shadow_error_code: string | undefined;
   /** A conversation the gateway keeps: tokens of the whole history, of what was sent, of the summary; the share sent. */
   conversation: ConversationLog | undefined;
+  /** The data boundary: counts by category (never a value) and what was done (`redact`, `edge_only`). */
+  data_boundary: BoundaryLog | undefined;
 }
 
 export interface ConversationLog {
@@ -126,6 +129,8 @@ export interface RecordInput {
   attempts?: AttemptLog | undefined;
   /** What a kept conversation sent (`conversation/conversations.ts`); absent → no conversation. */
   conversation?: ConversationStats | undefined;
+  /** What the data boundary detected (`boundary/stage.ts`); absent → nothing. */
+  boundary?: BoundaryState | undefined;
 }
 
 const ms = (t: number): number => Math.round(t * 100) / 100;
@@ -197,6 +202,7 @@ export function requestRecord(s: RecordInput): RequestRecord {
     shadow_status: live ? undefined : s.error ? s.error.status : hit || s.cascade || s.decision ? 200 : undefined,
     shadow_error_code: live ? undefined : (s.error?.code ?? undefined),
     conversation: conversationLog(s.conversation),
+    data_boundary: s.boundary?.log(),
   };
 }
 

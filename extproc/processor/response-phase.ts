@@ -13,6 +13,7 @@ import { finalAnswer } from "./final-answer.ts";
 import { CONTINUE, type Headers, type Outcome } from "./outcome.ts";
 import { andThen, type Step } from "./step.ts";
 import { conversationHeader } from "./conversation-stage.ts";
+import { restoredMutation, restoredOutcome } from "./boundary-stage.ts";
 
 export function onResponseHeaders(ctx: RequestContext, headers: Headers, endOfStream: boolean): Step<Outcome> {
   if (ctx.shadow) return CONTINUE;
@@ -40,6 +41,7 @@ export function onResponseHeaders(ctx: RequestContext, headers: Headers, endOfSt
     ...ctx.ticket?.headers,
     ...failover?.headers(),
     ...(ctx.conversation && conversationHeader(ctx.conversation.stats)),
+    ...ctx.boundary?.headers(),
   };
   if (failing && endOfStream && failover) return fallBack(ctx, failover, Buffer.alloc(0)).then(asLocalReply);
   // Only the provider headers fit for the client go on, the key redacted (`response-headers.ts`).
@@ -84,11 +86,14 @@ function streamed(ctx: RequestContext, stream: NonNullable<RequestContext["answe
   const ended = endOfStream ? stream.end() : undefined;
   ctx.answer.usage = ended?.usage ?? pushed.usage ?? ctx.answer.usage;
   if (endOfStream) ctx.finish();
-  const body = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
+  const translated = ended?.body ? Buffer.concat([pushed.body ?? chunk, ended.body]) : (pushed.body ?? chunk);
+  // Placeholders restored; a split one waits for its rest (`boundary/stream-restore.ts`).
+  const boundary = ctx.boundary;
+  const body = boundary?.masker ? boundary.restoreStream(translated, endOfStream) : translated;
   ctx.cache.streamed(body, endOfStream);
   ctx.runaway?.streamed(body, endOfStream);
   ctx.conversation?.answer.chunk(body);
-  if (pushed.body === undefined && ended?.body === undefined) return CONTINUE;
+  if (pushed.body === undefined && ended?.body === undefined && body === translated) return CONTINUE;
   return { kind: "continue", mutation: { body } };
 }
 
@@ -96,6 +101,7 @@ function streamed(ctx: RequestContext, stream: NonNullable<RequestContext["answe
 function passOn(ctx: RequestContext, plan: CallPlan, chunk: Buffer): Outcome {
   const cloud = ctx.cloud;
   const answer = finalAnswer(plan, ctx.answer.status, ctx.answer.headers, chunk, cloud?.decision, ctx.id);
+  if (ctx.boundary?.masker) answer.mutation = restoredMutation(ctx, answer.mutation, chunk);
   const fallback = cloud?.failover?.headers()["x-gearbox-fallback"];
   if (fallback !== undefined) answer.mutation = { ...answer.mutation, setHeaders: { ...answer.mutation?.setHeaders, "x-gearbox-fallback": fallback } };
   ctx.answer.usage = answer.usage;
@@ -142,13 +148,15 @@ async function fallBack(ctx: RequestContext, failover: RequestFailover, chunk: B
     ...ctx.ticket?.headers,
     ...(ctx.conversation && conversationHeader(ctx.conversation.stats)),
   });
-  heard(ctx, mutation.setHeaders, mutation.body);
+  const restored = ctx.boundary?.masker ? (restoredMutation(ctx, mutation, Buffer.alloc(0)) ?? mutation) : mutation;
+  heard(ctx, restored.setHeaders, restored.body);
   ctx.finish();
-  return { kind: "continue", mutation };
+  return { kind: "continue", mutation: restored };
 }
 
 /** Ends a cascaded request with its verdict; the record keeps the status the client gets (an upgrade replaces the edge's). */
 function cascaded(ctx: RequestContext, outcome: Outcome): Outcome {
+  if (ctx.boundary?.masker) outcome = restoredOutcome(ctx, outcome);
   ctx.runaway?.edgeAnswered(outcome);
   if (outcome.kind === "continue" && ctx.conversation) {
     heard(ctx, outcome.mutation?.setHeaders, outcome.mutation?.body);

@@ -95,6 +95,8 @@ export interface RouteFacts {
   consulted?: PolicyDecision;
   /** A limit refused the cloud and degrades to the edge: the edge is forced, with no upgrade; no edge → this error. */
   degraded?: GatewayError;
+  /** The data boundary keeps the call on the edge (the category): forced edge, no upgrade, no cloud in any chain; no edge → this error. */
+  edgeOnly?: GatewayError;
 }
 
 /** `x-gearbox-route` read once, as the snapshot's policy honours it. */
@@ -106,7 +108,7 @@ export function readClientRoute(headers: Headers, snapshot: RuntimeSnapshot): Re
 export function decideRoute(req: RouteRequest, facts: RouteFacts = {}): Route {
   if (facts.cached) return { kind: "cache", reason: `cache:${facts.cached}` };
   if (!req.client.ok) return { kind: "reject", error: req.client.errors[0] ?? invalidRequest("Invalid route header.") };
-  const degraded = facts.degraded;
+  const degraded = facts.degraded ?? facts.edgeOnly;
   const hint: ClientRoute = degraded ? "edge" : req.client.value;
   const chat = chatOf(req);
   if (hint === "cloud" || !chat) return hint === "edge" ? refuse(edgeUnavailable(), degraded) : cloud(req, hint);
@@ -114,7 +116,7 @@ export function decideRoute(req: RouteRequest, facts: RouteFacts = {}): Route {
   const agents = req.snapshot.edgeAgents;
   const forced = hint === "edge";
   let model = agents.serves(chat.model) ? chat.model : forced ? config.edge.default_model : undefined;
-  let reason = degraded ? `degraded:${degraded.code ?? "limit"}` : forced ? "client_hint:edge" : "edge_model";
+  let reason = facts.edgeOnly ? "data_boundary:edge_only" : degraded ? `degraded:${degraded.code ?? "limit"}` : forced ? "client_hint:edge" : "edge_model";
   let policy: PolicyDecision | undefined;
   if (model === undefined && !forced && consultsPolicy(req)) {
     // A cloud model in auto mode: the routing brain may still pick the low gear.

@@ -142,6 +142,13 @@ export class GatewayMetrics {
     registers: this.r,
   });
 
+  readonly dataBoundary = new Counter({
+    name: "gearbox_data_boundary_values_total",
+    help: "Values the data boundary detected in requests, by category and what was done (redact, edge_only); blocked requests count once per category with value 1 (action block).",
+    labelNames: ["tenant", "category", "action"],
+    registers: this.r,
+  });
+
   constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
     const { limiter, alerts, semantic, sharedState, breakers } = sources;

@@ -49,6 +49,10 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
   if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
   if (r.runaway === "replayed") m.runawayReplays.inc({ tenant });
   if (r.degraded !== undefined) m.degraded.inc({ tenant, limit: r.degraded });
+  if (r.data_boundary)
+    for (const [category, n] of Object.entries(r.data_boundary.counts)) m.dataBoundary.inc({ tenant, category, action: r.data_boundary.action }, n);
+  else if (r.error_code?.startsWith("data_boundary_") && r.error_code !== "data_boundary_edge_only")
+    m.dataBoundary.inc({ tenant, category: r.error_code.slice("data_boundary_".length), action: "block" });
   if (r.upstream_attempts) {
     const { retries, fallbacks } = transitions(r.upstream_attempts);
     for (const retry of retries) m.upstreamRetries.inc(retry);
