@@ -29,9 +29,11 @@ import type { Caller } from "../governance/model.ts";
 import { routedEstimate, settlementUsage } from "../processor/admission.ts";
 import type { Governance } from "../processor/context.ts";
 import type { Headers } from "../processor/outcome.ts";
+import { decideConsulted } from "../processor/edge-intent.ts";
 import { parseBody } from "../processor/request-checks.ts";
 import { requestRecord } from "../processor/request-record.ts";
-import { decideRoute, readClientRoute, type EdgeRoute, type RouteRequest } from "../routing/route.ts";
+import type { PolicyDecision } from "../routing/policy/index.ts";
+import { decideRoute, policyConsultation, readClientRoute, type EdgeRoute, type RouteFacts, type RouteRequest } from "../routing/route.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { logOnly, type Telemetry } from "../telemetry/telemetry.ts";
@@ -79,6 +81,9 @@ interface Pending extends Held {
   readonly cascade: EdgeCascade;
   readonly snapshot: RuntimeSnapshot;
   readonly startedAt: number;
+  /** The policy's decision when it was consulted, and the edge intent layer's note: for the request record. */
+  readonly policy: PolicyDecision | undefined;
+  readonly edgeIntent: string | undefined;
   ticket: Ticket | undefined;
   timer: NodeJS.Timeout;
 }
@@ -140,7 +145,9 @@ export class DeviceDecisions {
       tenant,
     };
     const version = this.deps.registry.policy().version;
-    let route = decideRoute(routeReq);
+    const { consulted, edgeIntent } = await this.consult(base, routeReq);
+    const facts: RouteFacts = consulted ? { consulted } : {};
+    let route = decideRoute(routeReq, facts);
     if (route.kind === "reject") return fail(route.error);
     if (route.kind === "cache") throw new Error("a device decision has no cache facts");
     if (route.kind === "cloud") {
@@ -175,7 +182,7 @@ export class DeviceDecisions {
       if (admitted.ok) ticket = admitted.ticket;
       else {
         // A cap that degrades: the device answers, final (the cloud is what the cap forbids).
-        const degraded = admitted.degradeToEdge ? decideRoute(routeReq, { degraded: admitted.error }) : undefined;
+        const degraded = admitted.degradeToEdge ? decideRoute(routeReq, { ...facts, degraded: admitted.error }) : undefined;
         if (degraded?.kind !== "edge") return fail(admitted.error);
         route = degraded;
         held = cascade(degraded);
@@ -185,7 +192,8 @@ export class DeviceDecisions {
       }
     }
     const ttl = snapshot.config.devices.decision_ttl_ms;
-    const pending = this.hold(session, { tenant, deviceId, caller, parsed, cascade: held, snapshot, ticket }, ttl);
+    const policy = route.policy ?? consulted;
+    const pending = this.hold(session, { tenant, deviceId, caller, parsed, cascade: held, snapshot, ticket, policy, edgeIntent }, ttl);
     return ok({
       target: "device",
       decision_id: pending.id,
@@ -196,6 +204,28 @@ export class DeviceDecisions {
       upgrade: route.upgradeTo !== undefined,
       expires_in_ms: ttl,
     });
+  }
+
+  /**
+   * What the processor consults before a decision that may await (`request-phase.ts`): with
+   * plugins or the edge intent layer on, the policy's decision through `decideConsulted` (the
+   * edge intent layer asks the gateway's own edge agents, never the device), which the route then
+   * takes as given. Undefined when the route would not consult the policy or nothing awaits.
+   */
+  private async consult(base: RuntimeSnapshot, req: RouteRequest): Promise<{ consulted?: PolicyDecision; edgeIntent?: string }> {
+    const { plugins, policy, edgeAgents, config } = base;
+    if (plugins.length === 0 && !config.route.edge_intent.enable) return {};
+    const input = policyConsultation(req);
+    if (!input) return {};
+    const { decided, edgeIntent } = await decideConsulted(input, req.parsed, {
+      config,
+      policy,
+      plugins,
+      agents: edgeAgents,
+      requestId: randomUUID(),
+      trace: undefined,
+    });
+    return { consulted: decided, ...(edgeIntent !== undefined && { edgeIntent }) };
   }
 
   async outcome(req: DeviceRequest, body: unknown): Promise<Result<Verdict, GatewayError>> {
@@ -285,8 +315,8 @@ export class DeviceDecisions {
       parsed: p.parsed,
       decision: undefined,
       cascade: p.cascade,
-      policy: undefined,
-      edgeIntent: undefined,
+      policy: p.policy,
+      edgeIntent: p.edgeIntent,
       cache: { result: undefined, layer: undefined, similarity: undefined, hitCompletion: undefined },
       status: answerStatus,
       error: answerStatus >= 400 ? new GatewayError(answerStatus, "upstream_error", "The cloud upgrade failed.", { code: "upgrade_failed" }) : undefined,

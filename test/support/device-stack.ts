@@ -47,6 +47,8 @@ export interface DeviceStackOptions {
   withAgent?: boolean;
   /** Limits of tenant `shop` (each admission is then a round trip to its Redis). */
   limits?: { requests_per_second?: number; max_concurrent?: number };
+  /** A policy plugin module (`route.plugins`, name `device-test`). */
+  plugin?: string;
   /** More environment for the gateway process (a bench's `NODE_OPTIONS=--cpu-prof`, say). */
   env?: Record<string, string>;
 }
@@ -59,6 +61,7 @@ function yaml(ports: Awaited<ReturnType<typeof freePorts>>, cloud: OpenAIUpstrea
     `edge: { fallback_model: gpt-4.1-nano }\n` +
     `route:\n  rules:\n    - { when: { intent: [summarize] }, target: edge }\n    - { when: { intent: [code_gen] }, target: cloud }\n` +
     `  fallback: { enable: true, confidence_threshold: ${threshold} }\n` +
+    (o.plugin ? `  plugins: [{ name: device-test, module: '${o.plugin}', timeout_ms: 200 }]\n` : "") +
     `devices: { heartbeat_interval_ms: ${o.heartbeatMs ?? 200}, expiry_ms: ${o.expiryMs ?? 1500} }\n` +
     `logging: { level: info }\n`
   );
