@@ -29,8 +29,9 @@ export function assemble(stored: readonly Message[], messages: readonly Message[
   const system = messages.slice(0, split);
   const client = messages.slice(split).filter((m) => m.role !== "system" && m.role !== "developer");
   if (stored.length === 0) return { system, prepend: [], client, newMessages: client };
-  const s = stored.map(keyOf);
-  const c = client.map(keyOf);
+  // Keys are made only for the messages compared (a client sending its new turn compares one).
+  const s = new LazyKeys(stored);
+  const c = new LazyKeys(client);
   for (let k = Math.min(s.length, c.length); k >= 1; k--) {
     if (sameRun(s, s.length - k, c, 0, k)) return { system, prepend: stored.slice(0, stored.length - k), client, newMessages: client.slice(k) };
   }
@@ -40,8 +41,23 @@ export function assemble(stored: readonly Message[], messages: readonly Message[
   return { system, prepend: [...stored], client, newMessages: client };
 }
 
-function sameRun(a: readonly string[], from: number, b: readonly string[], at: number, length: number): boolean {
-  for (let j = 0; j < length; j++) if (a[from + j] !== b[at + j]) return false;
+/** The messages' comparison keys, each made when first asked for. */
+class LazyKeys {
+  private readonly keys: (string | undefined)[] = [];
+
+  constructor(private readonly messages: readonly Message[]) {}
+
+  get length(): number {
+    return this.messages.length;
+  }
+
+  at(i: number): string {
+    return (this.keys[i] ??= keyOf(this.messages[i] as Message));
+  }
+}
+
+function sameRun(a: LazyKeys, from: number, b: LazyKeys, at: number, length: number): boolean {
+  for (let j = 0; j < length; j++) if (a.at(from + j) !== b.at(at + j)) return false;
   return true;
 }
 

@@ -242,8 +242,16 @@ function appendSystem(system: unknown, note: string): unknown {
   return system;
 }
 
+/**
+ * The summary note's tokens, counted line by line (each line's count is cached, so a summary
+ * extended by one exchange costs that exchange's lines, not the whole summary again); within a
+ * token per line of counting the note whole.
+ */
 function summaryTokens(h: CompressedHistory, counter: TokenCounter): number {
-  return h.summary ? counter.text(summaryNote(h.summary.text)) : 0;
+  if (!h.summary) return 0;
+  let tokens = counter.text(SUMMARY_PREFIX);
+  for (const line of h.summary.text.split("\n")) tokens += 1 + counter.text(line);
+  return tokens;
 }
 
 function historyTokens(h: CompressedHistory, counter: TokenCounter): number {

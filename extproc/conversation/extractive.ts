@@ -50,11 +50,28 @@ const normal = (s: string): string =>
     .replace(/[\s.!?。！？；;,，]+/gu, " ")
     .trim();
 
+/**
+ * The sentences a summary already holds, by summary text, for the summaries extended lately: the
+ * next extension of a conversation's summary starts from its set instead of re-reading it.
+ */
+const seenBySummary = new Map<string, Set<string>>();
+const SEEN_KEPT = 1_000;
+
+function seenIn(previous: string, lines: readonly string[]): Set<string> {
+  const known = seenBySummary.get(previous);
+  if (known) {
+    seenBySummary.delete(previous);
+    return known;
+  }
+  const seen = new Set<string>();
+  for (const line of lines) for (const s of line.replace(/^[^:]+: /, "").match(SENTENCE) ?? []) seen.add(normal(s));
+  return seen;
+}
+
 /** The summary text of `messages`; `previous` (an earlier summary) goes first and its sentences are not repeated. */
 export function extendSummary(previous: string | undefined, messages: readonly Message[]): string {
-  const seen = new Set<string>();
   const lines = previous ? previous.split("\n").filter((l) => l !== "") : [];
-  for (const line of lines) for (const s of line.replace(/^[^:]+: /, "").match(SENTENCE) ?? []) seen.add(normal(s));
+  const seen = previous ? seenIn(previous, lines) : new Set<string>();
   for (const m of messages) {
     const kept: string[] = [];
     for (const raw of messageText(m).match(SENTENCE) ?? []) {
@@ -67,5 +84,9 @@ export function extendSummary(previous: string | undefined, messages: readonly M
     }
     if (kept.length > 0) lines.push(`${speakerOf(m)}: ${kept.join(" ")}`);
   }
-  return lines.join("\n");
+  const text = lines.join("\n");
+  // The set now belongs to the new text (the previous one's entry was taken out above).
+  seenBySummary.set(text, seen);
+  if (seenBySummary.size > SEEN_KEPT) seenBySummary.delete(seenBySummary.keys().next().value as string);
+  return text;
 }

@@ -17,19 +17,19 @@ export class MemoryConversationStore implements ConversationStore {
   get(tenant: string, id: string): Promise<StoredConversation | undefined> {
     const entry = this.live(tenant, id);
     if (!entry) return Promise.resolve(undefined);
-    const copy: StoredConversation = structuredClone({
-      messages: entry.messages,
+    // The stored messages are frozen copies (`append`): a reader gets its own list, not its own messages.
+    return Promise.resolve({
+      messages: [...entry.messages],
       dropped: entry.dropped,
       ...(entry.lastTarget && { lastTarget: entry.lastTarget }),
-      ...(entry.summary && { summary: entry.summary }),
+      ...(entry.summary && { summary: { ...entry.summary } }),
     });
-    return Promise.resolve(copy);
   }
 
   append(tenant: string, id: string, messages: readonly Message[], target: ConversationTarget): Promise<void> {
     const key = keyOf(tenant, id);
     const entry = this.live(tenant, id) ?? { messages: [], dropped: 0, expiresAt: 0 };
-    entry.messages.push(...structuredClone([...messages]));
+    for (const m of structuredClone([...messages])) entry.messages.push(deepFreeze(m));
     entry.lastTarget = target;
     entry.expiresAt = this.now() + this.limits.ttlMs;
     // Most recently written last: the first key is the one to evict.
@@ -79,6 +79,14 @@ export class MemoryConversationStore implements ConversationStore {
     }
     return entry;
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 /** Tenant and id joined so that no id can name another tenant's conversation. */
