@@ -8,8 +8,7 @@
  * back until the rest arrives), tool-call arguments alike. A placeholder never issued stays as is.
  */
 import { randomBytes } from "node:crypto";
-import type { Category } from "./detect.ts";
-import { detect } from "./detect.ts";
+import { detect, type Category, type Detection } from "./detect.ts";
 import type { BoundaryPolicy } from "./policy.ts";
 
 const LABELS: Record<Category, string> = {
@@ -115,30 +114,52 @@ function placeholderPrefix(tail: string, nonce: string): boolean {
  */
 export function scanBody(body: unknown, policy: BoundaryPolicy, raw: string): Scan {
   const counts: Counts = {};
-  const found: { category: Category; value: string }[] = [];
+  // Each string's detections, kept for the masking pass (detection runs once per string).
+  const seen = new Map<string, Detection[]>();
+  let blocked: Category | undefined;
+  let edge: Category | undefined;
+  let redacts = false;
   try {
     walk(body, undefined, (s) => {
-      for (const d of detect(s, policy.rules)) {
-        if (policy.actions[d.category] === "allow") continue;
+      const ds = detect(s, policy.rules).filter((d) => policy.actions[d.category] !== "allow");
+      if (ds.length === 0) return s;
+      seen.set(s, ds);
+      for (const d of ds) {
         counts[d.category] = (counts[d.category] ?? 0) + 1;
-        found.push({ category: d.category, value: s.slice(d.start, d.end) });
+        const a = policy.actions[d.category];
+        if (a === "block") blocked ??= d.category;
+        else if (a === "edge_only") edge ??= d.category;
+        else redacts = true;
       }
       return s;
     });
   } catch {
     return { kind: "edge_only", category: "detector_error", counts };
   }
-  if (found.length === 0) return { kind: "clean" };
-  const blocked = found.find((f) => policy.actions[f.category] === "block");
-  if (blocked) return { kind: "block", category: blocked.category, counts };
-  const edge = found.find((f) => policy.actions[f.category] === "edge_only");
-  if (edge) return { kind: "edge_only", category: edge.category, counts };
+  if (blocked) return { kind: "block", category: blocked, counts };
+  if (edge) return { kind: "edge_only", category: edge, counts };
+  if (!redacts) return { kind: "clean" };
   const masker = new Masker(raw);
   try {
-    return { kind: "redacted", body: maskBody(body, policy, masker), masker, counts };
+    const masked = walk(body, undefined, (s) => {
+      const ds = seen.get(s);
+      return ds ? maskSpans(s, ds, policy, masker) : s;
+    });
+    return { kind: "redacted", body: masked, masker, counts };
   } catch {
     return { kind: "edge_only", category: "detector_error", counts };
   }
+}
+
+function maskSpans(text: string, ds: readonly Detection[], policy: BoundaryPolicy, masker: Masker): string {
+  let out = "";
+  let at = 0;
+  for (const d of ds) {
+    if (policy.actions[d.category] !== "redact") continue;
+    out += text.slice(at, d.start) + masker.placeholder(d.category, text.slice(d.start, d.end));
+    at = d.end;
+  }
+  return at === 0 ? text : out + text.slice(at);
 }
 
 /** A copy of a parsed body with its redacted values replaced by `masker`'s placeholders (the same value, the same one). */
@@ -149,15 +170,7 @@ export function maskBody(body: unknown, policy: BoundaryPolicy, masker: Masker):
 /** `text` with its redacted values replaced by `masker`'s placeholders. */
 export function maskText(text: string, policy: BoundaryPolicy, masker: Masker): string {
   const ds = detect(text, policy.rules);
-  if (ds.length === 0) return text;
-  let out = "";
-  let at = 0;
-  for (const d of ds) {
-    if (policy.actions[d.category] !== "redact") continue;
-    out += text.slice(at, d.start) + masker.placeholder(d.category, text.slice(d.start, d.end));
-    at = d.end;
-  }
-  return at === 0 ? text : out + text.slice(at);
+  return ds.length === 0 ? text : maskSpans(text, ds, policy, masker);
 }
 
 /** A copy of `v` with `f` applied to every string value (keys kept; protocol keys skipped). */

@@ -1,0 +1,257 @@
+/**
+ * The data boundary end to end, through the front door and through Envoy (harness) + ext_proc,
+ * with the official `openai` SDK as the client: values redacted on the way out and restored on
+ * the way back (JSON, a stream whose placeholder is split across chunks, tool-call arguments);
+ * a secret blocked with a code naming its category; a confidential request kept on the edge
+ * (no cloud call even on an edge failure or a low-confidence edge answer).
+ *
+ * The cloud here is a model stand-in that answers by quoting what it was sent (as a model asked
+ * to repeat the contact details would): its answers carry the placeholders it received, in the
+ * shape of the recorded OpenAI fixtures.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import OpenAI from "openai";
+import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { startEnvoy } from "../harness/envoy.ts";
+import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
+import { startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-agent.ts";
+
+const KEY = "sk-cloud-key";
+const EMAIL = "ann.lee@corp-mail.example.com";
+const PHONE = "13812345678";
+
+interface Echo {
+  url: string;
+  bodies: string[];
+  close(): Promise<void>;
+}
+
+/** Answers chat calls by quoting the last user message: as JSON, as a stream cut mid-placeholder, or as a tool call. */
+async function startEcho(): Promise<Echo> {
+  const bodies: string[] = [];
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(parts).toString();
+      bodies.push(raw);
+      const body = JSON.parse(raw) as { stream?: boolean; tools?: unknown[]; messages: { role: string; content: string }[] };
+      const said = body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
+      const base = { id: "chatcmpl-echo", created: 1_700_000_000, model: "gpt-4.1-nano-2025-04-14", system_fingerprint: "fp_echo" };
+      const usage = { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 };
+      if (body.stream) {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const text = `You said: ${said}`;
+        // Cut inside the first placeholder, so no chunk carries it whole.
+        const lt = text.indexOf("<");
+        const cuts = lt < 0 ? [text] : [text.slice(0, lt + 3), text.slice(lt + 3, lt + 9), text.slice(lt + 9)];
+        const chunk = (delta: unknown, finish: string | null = null) =>
+          `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+        res.write(chunk({ role: "assistant", content: "", refusal: null }));
+        for (const c of cuts) res.write(chunk({ content: c }));
+        res.write(chunk({}, "stop"));
+        res.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [], usage })}\n\n`);
+        res.end("data: [DONE]\n\n");
+        return;
+      }
+      const message = body.tools?.length
+        ? {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_1", type: "function", function: { name: "notify", arguments: JSON.stringify({ to: said.split(" ").at(-1) }) } }],
+          }
+        : { role: "assistant", content: `You said: ${said}`, refusal: null };
+      const answer = {
+        ...base,
+        object: "chat.completion",
+        choices: [{ index: 0, message, logprobs: null, finish_reason: body.tools?.length ? "tool_calls" : "stop" }],
+        usage,
+      };
+      const out = JSON.stringify(answer);
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(out)) });
+      res.end(out);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const BOUNDARY = `
+data_boundary:
+  enable: true
+  secrets: block
+  pii: redact
+  confidential: edge_only
+  keywords: [Project Falcon]
+`;
+
+type Transport = "front door" | "Envoy + ext_proc";
+
+async function clientOf(transport: Transport, gateway: TestGateway, cloudUrl: string, closers: (() => Promise<void>)[]): Promise<OpenAI> {
+  let base = `http://127.0.0.1:${gateway.frontDoor.port}`;
+  if (transport === "Envoy + ext_proc") {
+    const shipped = shippedEnvoySettings();
+    const envoy = await startEnvoy({
+      extProc: { ...shipped.extProc, address: gateway.extProcAddress },
+      routes: [{ header: "x-gearbox-upstream", value: "openai", cluster: "openai" }, shippedEdgeRoute().route],
+      clusters: { openai: { url: cloudUrl }, edge: shippedEdgeRoute().cluster },
+    });
+    closers.push(() => envoy.close());
+    base = envoy.url;
+  }
+  return new OpenAI({ baseURL: `${base}/v1`, apiKey: "client", maxRetries: 0 });
+}
+
+const requestLogs = (g: TestGateway) => g.logs.filter((l) => l.msg === "request");
+
+for (const transport of ["front door", "Envoy + ext_proc"] as const) {
+  describe(`data boundary via ${transport}`, () => {
+    let echo: Echo;
+    let gateway: TestGateway;
+    let client: OpenAI;
+    const closers: (() => Promise<void>)[] = [];
+    before(async () => {
+      echo = await startEcho();
+      gateway = await startTestGateway(
+        testConfig(`providers:\n  - { name: openai, kind: openai, base_url: '${echo.url}/v1', api_key_env: K }\n${BOUNDARY}`, { K: KEY }),
+      );
+      client = await clientOf(transport, gateway, echo.url, closers);
+    });
+    after(async () => {
+      for (const close of closers.reverse()) await close();
+      await gateway.close();
+      await echo.close();
+    });
+
+    const noValueLeft = () => {
+      for (const b of echo.bodies) assert.ok(!b.includes(EMAIL) && !b.includes(PHONE), `the cloud saw a value: ${b}`);
+      const logged = JSON.stringify(gateway.logs);
+      assert.ok(!logged.includes(EMAIL) && !logged.includes(PHONE), "a value reached the log");
+    };
+
+    test("JSON: values are masked for the cloud and restored for the client; header and log count them", async () => {
+      const said = `Mail ${EMAIL} or call ${PHONE}, and ${EMAIL} again`;
+      const { data, response } = await client.chat.completions
+        .create({
+          model: "gpt-4.1-nano",
+          messages: [
+            { role: "system", content: `Owner: ${EMAIL}` },
+            { role: "user", content: said },
+          ],
+        })
+        .withResponse();
+      assert.equal(data.choices[0]?.message.content, `You said: ${said}`);
+      assert.equal(response.headers.get("x-gearbox-redacted"), "email=3,phone=1");
+      const sent = echo.bodies.at(-1) ?? "";
+      assert.match(sent, /Mail <EMAIL_1_[0-9a-f]{6}> or call <PHONE_1_[0-9a-f]{6}>, and <EMAIL_1_[0-9a-f]{6}> again/);
+      assert.match(sent, /Owner: <EMAIL_1_[0-9a-f]{6}>/);
+      const record = requestLogs(gateway).at(-1);
+      assert.deepEqual(record?.data_boundary, { action: "redact", counts: { email: 3, phone: 1 } });
+      noValueLeft();
+    });
+
+    test("stream: a placeholder split across chunks reaches the client whole", async () => {
+      const said = `Reach ${EMAIL} today`;
+      const stream = await client.chat.completions.create({ model: "gpt-4.1-nano", messages: [{ role: "user", content: said }], stream: true });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      assert.equal(text, `You said: ${said}`);
+      noValueLeft();
+    });
+
+    test("tool-call arguments are restored", async () => {
+      const completion = await client.chat.completions.create({
+        model: "gpt-4.1-nano",
+        messages: [{ role: "user", content: `Notify ${EMAIL}` }],
+        tools: [{ type: "function", function: { name: "notify", parameters: { type: "object", properties: { to: { type: "string" } } } } }],
+      });
+      const call = completion.choices[0]?.message.tool_calls?.[0];
+      assert.ok(call?.type === "function");
+      assert.deepEqual(JSON.parse(call.function.arguments), { to: EMAIL });
+      noValueLeft();
+    });
+
+    test("a secret is blocked: 403 naming the category, the value neither echoed nor sent", async () => {
+      const seen = echo.bodies.length;
+      const secret = "sk-proj-Qw3rTy7uIo9pAs1dFg5hJk8lZx";
+      await assert.rejects(
+        client.chat.completions.create({ model: "gpt-4.1-nano", messages: [{ role: "user", content: `my key is ${secret}` }] }),
+        (err: unknown) =>
+          err instanceof OpenAI.APIError && err.status === 403 && err.code === "data_boundary_secret" && !JSON.stringify(err.error).includes(secret),
+      );
+      assert.equal(echo.bodies.length, seen);
+      assert.ok(!JSON.stringify(gateway.logs).includes(secret));
+    });
+
+    test("a confidential request with no edge is refused, never sent to the cloud, whatever the route header says", async () => {
+      const seen = echo.bodies.length;
+      for (const route of ["auto", "cloud"]) {
+        await assert.rejects(
+          client.chat.completions.create(
+            { model: "gpt-4.1-nano", messages: [{ role: "user", content: "Project Falcon launch date?" }] },
+            { headers: { "x-gearbox-route": route } },
+          ),
+          (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && err.code === "data_boundary_edge_only",
+        );
+      }
+      assert.equal(echo.bodies.length, seen);
+    });
+  });
+}
+
+describe("edge_only with an edge agent: never the cloud, on a low-confidence answer or a failing edge", () => {
+  let agent: TinyEdgeAgent;
+  let cloud: OpenAIUpstream;
+  before(async () => {
+    agent = await startTinyEdgeAgent();
+    cloud = await startOpenAIUpstream({ apiKey: KEY });
+  });
+  after(async () => {
+    await agent.close();
+    await cloud.close();
+  });
+
+  for (const transport of ["front door", "Envoy + ext_proc"] as const) {
+    for (const edge of ["low confidence", "unreachable"] as const) {
+      test(`${transport}, ${edge} edge`, async () => {
+        const address = edge === "unreachable" ? "127.0.0.1:9" : `127.0.0.1:${agent.port}`;
+        const gateway = await startTestGateway(
+          testConfig(
+            `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.baseURL}', api_key_env: K }\n` +
+              `edge:\n  agents: [{ address: '${address}', models: [tiny] }]\n  default_model: tiny\n  fallback_model: gpt-4.1-nano\n` +
+              // Any edge answer is weak: without the boundary, every one would be upgraded to the cloud.
+              `route:\n  fallback: { enable: true, confidence_threshold: 0.9999 }\n${BOUNDARY}`,
+            { K: KEY },
+          ),
+        );
+        const closers: (() => Promise<void>)[] = [];
+        try {
+          const client = await clientOf(transport, gateway, cloud.url, closers);
+          const seen = cloud.requests.length;
+          const ask = { model: "tiny", messages: [{ role: "user" as const, content: "Summarize the Project Falcon memo" }], max_tokens: 4, temperature: 0 };
+          if (edge === "low confidence") {
+            const { data, response } = await client.chat.completions.create(ask).withResponse();
+            assert.equal(response.headers.get("x-gearbox-route"), "edge");
+            assert.equal(typeof data.choices[0]?.message.content, "string");
+          } else {
+            await assert.rejects(client.chat.completions.create(ask), (err: unknown) => err instanceof OpenAI.APIError && err.status >= 500);
+          }
+          // Asked for a cloud model too: still the edge.
+          await client.chat.completions.create({ ...ask, model: "gpt-4.1-nano" }).catch(() => undefined);
+          assert.equal(cloud.requests.length, seen, "a confidential request reached the cloud");
+          const records = requestLogs(gateway);
+          assert.ok(records.length >= 2);
+          for (const r of records) assert.equal((r.data_boundary as { action?: string } | undefined)?.action, "edge_only");
+        } finally {
+          for (const close of closers.reverse()) await close();
+          await gateway.close();
+        }
+      });
+    }
+  }
+});
