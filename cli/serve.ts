@@ -207,6 +207,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     ...(process.env.REDIS_URL && { redisUrl: process.env.REDIS_URL }),
     logger,
     sharedState: governed.sharedState,
+    edges: currentEdges(() => runtime.current().edgeAgents),
   });
   // The semantic cache's embedder and verifier ask the edge agents of the moment (live ones when following a control plane).
   const semantic = createSemanticCache(config, {
@@ -228,6 +229,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     extProcStreams,
     breakers: providerHealth,
     calibration: runtime.state.calibration,
+    devices: deviceSlot,
     alerts: governed.governance.governor.alerts,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
     sharedState: governed.sharedState,
@@ -272,6 +274,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const extProc = await startExtProcServer(deps, config.listen.extproc_port, config.listen.host, extProcStreams);
   const devices = new DeviceApi({ runtime, logger, telemetry, governance: governed.governance });
   deviceSlot.registry = devices.registry;
+  deviceSlot.api = devices;
   const frontDoor = await startFrontDoor(deps, config.listen.http_port, config.listen.host, devices);
   // One /metrics: the gateway's, plus the control plane's when it runs in this process.
   /** Stops what started before the metrics server (the rest of `stop`). */

@@ -11,11 +11,17 @@
 import { z } from "zod";
 import { GatewayError } from "../../common/errors.ts";
 import { parseBody, requireTenantAccess, type Context, type Reply, type Route } from "../admin/route.ts";
+import type { DeviceStats, DeviceStatsSource } from "../telemetry/device-metrics.ts";
 import type { DeviceRegistry } from "./registry.ts";
 
-/** Where the admin routes find the device registry, once it runs. */
-export class DeviceSlot {
+/** Where the admin routes find the device registry, and `/metrics` the device API's stats, once it runs. */
+export class DeviceSlot implements DeviceStatsSource {
   registry: DeviceRegistry | undefined;
+  api: { stats(): DeviceStats } | undefined;
+
+  stats(): DeviceStats | undefined {
+    return this.api?.stats();
+  }
 }
 
 const commandSchema = z.strictObject({

@@ -24,6 +24,7 @@ import type { Logger } from "../../common/telemetry/logger.ts";
 import { canonicalIp } from "../client-ip.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { DeviceDecisions, type DecisionDeps, type DeviceRequest } from "./decisions.ts";
+import type { DeviceStats } from "../telemetry/device-metrics.ts";
 import { DeviceRegistry, type ChannelSink } from "./registry.ts";
 import { ackSchema, heartbeatSchema, helloSchema, parseMessage } from "./wire.ts";
 
@@ -110,6 +111,17 @@ export class DeviceApi {
       if (!(err instanceof GatewayError)) this.deps.logger.error({ err }, "device API request failed");
       sendError(res, err);
     });
+  }
+
+  /** The device transport's counters and gauges, for `/metrics` (`telemetry/device-metrics.ts`). */
+  stats(): DeviceStats {
+    return {
+      connected: this.registry.connected(),
+      connects: this.registry.connects,
+      ended: this.registry.ended,
+      decisions: this.decisions.outcomes,
+      pending: this.decisions.size,
+    };
   }
 
   /** Ends every device's stream and releases held decisions. */

@@ -56,3 +56,30 @@ test("a policy plugin's verdict decides a device's call as it decides a gateway 
   assert.equal(code.target, "cloud");
   assert.doesNotMatch(String(code.reason), /plugin:/);
 });
+
+test("the device transport's metrics: connected devices, decisions by outcome, reconnects, ended sessions", async () => {
+  const before = await stack.metric('gearbox_device_decisions_total{outcome="cloud"}');
+  await decide("Summarize this in one line: a second call.");
+  const bad = await fetch(`${stack.url}/v1/device/decide`, { method: "POST", headers: headers(), body: "{" });
+  assert.equal(bad.status, 400);
+  assert.equal(await stack.metric('gearbox_device_decisions_total{outcome="cloud"}'), before + 1);
+  assert.equal(await stack.metric('gearbox_device_decisions_total{outcome="refused"}'), 1);
+  assert.equal(await stack.metric('gearbox_devices_connected{tenant="shop"}'), 1);
+  assert.equal(await stack.metric('gearbox_device_connects_total{kind="new"}'), 1);
+  assert.equal(await stack.metric('gearbox_device_connects_total{kind="reconnect"}'), 0);
+  // The same device again, resuming the policy it was given: a reconnect replacing its session.
+  const welcome = await new Promise<string>((resolve, reject) => {
+    const again = http.request(`${stack.url}/v1/device/connect`, { method: "POST", headers: headers() }, (res) => {
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => c.includes("welcome") && resolve(c));
+    });
+    again.on("error", reject);
+    after(() => again.destroy());
+    const policy = { version: 1, hash: "" };
+    again.end(JSON.stringify({ device_id: "dev-plugin", models: [{ id: "tiny", engine: "llama.cpp" }], policy }));
+  });
+  assert.match(welcome, /"session"/);
+  assert.equal(await stack.metric('gearbox_device_connects_total{kind="reconnect"}'), 1);
+  assert.equal(await stack.metric('gearbox_device_sessions_ended_total{reason="replaced"}'), 1);
+  assert.equal(await stack.metric('gearbox_devices_connected{tenant="shop"}'), 1);
+});

@@ -94,8 +94,14 @@ export interface DeviceRequest {
   address: string | undefined;
 }
 
+/** How a decision ended: a cloud instruction, refused (an error answer), or a device decision's outcome (kept, upgraded, upgrade failed, released without one). */
+export type DecisionOutcome = "cloud" | "refused" | "kept" | "upgraded" | "upgrade_failed" | "released";
+export const DECISION_OUTCOMES: readonly DecisionOutcome[] = ["cloud", "refused", "kept", "upgraded", "upgrade_failed", "released"];
+
 export class DeviceDecisions {
   private readonly pending = new Map<string, Pending>();
+  /** Decisions since the start, by how they ended (device decisions count when their outcome comes or they are released). */
+  readonly outcomes: Record<DecisionOutcome, number> = { cloud: 0, refused: 0, kept: 0, upgraded: 0, upgrade_failed: 0, released: 0 };
 
   constructor(private readonly deps: DecisionDeps) {}
 
@@ -114,6 +120,13 @@ export class DeviceDecisions {
   }
 
   async decide(req: DeviceRequest, body: Buffer): Promise<Result<Instruction, GatewayError>> {
+    const decided = await this.instruction(req, body);
+    if (!decided.ok) this.outcomes.refused++;
+    else if (decided.value.target === "cloud") this.outcomes.cloud++;
+    return decided;
+  }
+
+  private async instruction(req: DeviceRequest, body: Buffer): Promise<Result<Instruction, GatewayError>> {
     const who = await this.caller(req);
     if (!who.ok) return who;
     const { caller, tenant } = who.value;
@@ -268,6 +281,7 @@ export class DeviceDecisions {
       release: (reason: string) => {
         if (!this.pending.has(id)) return;
         this.forget(p);
+        this.outcomes.released++;
         void p.ticket?.release();
         p.ticket = undefined;
         this.deps.logger.debug({ tenant: p.tenant, decision: id, reason }, "device decision released without an outcome");
@@ -332,6 +346,7 @@ export class DeviceDecisions {
     p.ticket = undefined;
     if (ticket) void ticket.settle(settlementUsage(cloudUsage, event, cost));
     (this.deps.telemetry ?? logOnly(this.deps.logger)).request(record, p.snapshot.config);
+    this.outcomes[answerStatus >= 400 ? "upgrade_failed" : upgraded ? "upgraded" : "kept"]++;
     if (answerStatus >= 400) return { action: "error", status: answerStatus, body: answer };
     const reason = set["x-gearbox-reason"] ?? "";
     if (!upgraded) return { action: "keep", route: "device", reason };

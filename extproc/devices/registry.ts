@@ -119,6 +119,10 @@ export class DeviceRegistry {
   private readonly now: () => number;
   /** Devices reclaimed for silence since the start. */
   expired = 0;
+  /** Hellos since the start: first connections, and reconnections (a device resuming state: a policy it applied, or a session it replaces). */
+  readonly connects = { new: 0, reconnect: 0 };
+  /** Sessions ended since the start, by reason (`expired`, `revoked`, `replaced`, `shutdown`). */
+  readonly ended = new Map<string, number>();
 
   constructor(private readonly o: RegistryOptions) {
     this.now = o.now ?? Date.now;
@@ -195,6 +199,7 @@ export class DeviceRegistry {
     }
     this.sessions.set(key, session);
     this.bySession.set(session.session, session);
+    this.connects[previous || hello.policy.version > 0 ? "reconnect" : "new"]++;
     sink.send("welcome", {
       session: session.session,
       device_id: session.deviceId,
@@ -313,7 +318,15 @@ export class DeviceRegistry {
     this.disarm();
   }
 
+  /** Connected devices by tenant. */
+  connected(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.sessions.values()) out.set(s.tenant, (out.get(s.tenant) ?? 0) + 1);
+    return out;
+  }
+
   private drop(s: DeviceSession, reason: string, releaseHeld: boolean): void {
+    this.ended.set(reason, (this.ended.get(reason) ?? 0) + 1);
     this.sessions.delete(s.key);
     this.bySession.delete(s.session);
     if (releaseHeld) {

@@ -8,6 +8,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { gaugeFrom, totalFrom } from "../../common/telemetry/scraped.ts";
+import { registerDeviceMetrics, type DeviceStatsSource } from "./device-metrics.ts";
 import { registerSharedStateMetrics, type SharedStateSource } from "./shared-state-metrics.ts";
 
 /** Live numbers owned by other components, read at scrape time. */
@@ -16,6 +17,8 @@ export interface MetricSources {
   limiter?: { readonly redisHealthy: boolean; readonly fallbackDecisions: number; readonly redisErrors: number };
   /** Every Redis-backed store's health (`SharedStateHealth`): `gearbox_shared_state_*`. */
   sharedState?: SharedStateSource;
+  /** The device transport (`DeviceApi.stats`): `gearbox_device*`. */
+  devices?: DeviceStatsSource;
   /** Cost alert thresholds crossed (`Governor.alerts`). */
   alerts?: { readonly fired: number };
   /** The ext_proc server's stream counters (`ExtProcStreamStats`). */
@@ -165,6 +168,7 @@ export class GatewayMetrics {
     }
     if (sharedState) registerSharedStateMetrics(this.r, sharedState);
     if (sources.calibration) registerCalibrationMetrics(this.r, sources.calibration);
+    if (sources.devices) registerDeviceMetrics(this.r, sources.devices);
     if (limiter) {
       gaugeFrom(this.r, "gearbox_limiter_redis_healthy", "1 while limits are decided on Redis, 0 while this replica decides alone (failover).", () =>
         limiter.redisHealthy ? 1 : 0,

@@ -35,6 +35,8 @@ export interface DeviceStack {
   /** Sends a model command to a device through the admin API; the command as the gateway sent it. */
   command(device: string, body: { op: string; model: string; engine?: string; source?: string }): Promise<{ status: number; body: Record<string, unknown> }>;
   devices(): Promise<Record<string, unknown>[]>;
+  /** One sample of the gateway's /metrics, by its name and labels as exported (`name{label="v"}`); NaN when absent. */
+  metric(sample: string): Promise<number>;
   /** Stops the gateway and starts it again with `threshold` (default: unchanged). */
   restart(threshold?: number): Promise<void>;
   close(): Promise<void>;
@@ -110,6 +112,11 @@ export async function startDeviceStack(o: DeviceStackOptions): Promise<DeviceSta
     },
     command: (device, body) => admin("POST", `/v1/devices/shop/${device}/commands`, body),
     devices: async () => ((await admin("GET", "/v1/devices")).body.data ?? []) as Record<string, unknown>[],
+    metric: async (sample) => {
+      const text = await (await fetch(`http://127.0.0.1:${gateway.ports.metrics}/metrics`)).text();
+      const found = text.split("\n").find((l) => l.startsWith(`${sample} `));
+      return found === undefined ? NaN : Number(found.slice(sample.length + 1));
+    },
     restart: async (next) => {
       await gateway.stop();
       if (next !== undefined) threshold = next;

@@ -92,6 +92,8 @@ describe("TypeScript device SDK", () => {
     assert.equal(cascade.edge_output_tokens, direct.usage.completion_tokens);
     assert.equal(typeof record.cloud_cost_avoided_usd, "number", "the cost avoided is counted");
     assert.equal(JSON.stringify(stack.gateway.logs).includes(stack.callKey), false, "the key is never logged");
+    assert.equal(await stack.metric('gearbox_device_decisions_total{outcome="kept"}'), 1);
+    assert.equal(await stack.metric("gearbox_device_decisions_pending"), 0);
   });
 
   test("a call the policy keeps in the cloud goes through the gateway's front door", async () => {
@@ -138,6 +140,9 @@ describe("TypeScript device SDK", () => {
     const upgraded = deviceRecords("dev-1").find((r) => r.route === "cloud") ?? {};
     const cascade = upgraded.cascade as Record<string, unknown>;
     assert.equal(cascade.upgraded, true);
+    // The new process counts from zero: one reconnect (the resume), one upgraded decision.
+    assert.equal(await stack.metric('gearbox_device_connects_total{kind="reconnect"}'), 1);
+    assert.equal(await stack.metric('gearbox_device_decisions_total{outcome="upgraded"}'), 1);
     assert.equal(cascade.cloud_status, 200);
   });
 
