@@ -5,6 +5,7 @@
  * new processor.
  */
 import type { ChatRequest, EmbeddingsRequest } from "../../common/canonical/types.ts";
+import type { GatewayError } from "../../common/errors.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { Result } from "../../common/result.ts";
 import type { FieldError } from "../../common/schemas/fields.ts";
@@ -19,6 +20,11 @@ export interface ParsedCall {
   stream: boolean;
   /** The upstream request and response handling for this call on `provider`; may throw a `GatewayError`. */
   plan(provider: Provider, ctx: BackendContext): CallPlan;
+  /**
+   * Work the call needs once the caller is known and before anything reads it (the Responses
+   * API's `previous_response_id` history): the call to go on with, or the error to answer.
+   */
+  prepare?(tenant: string): Promise<ParsedCall | GatewayError>;
 }
 
 export interface EndpointSpec {

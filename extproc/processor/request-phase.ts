@@ -105,6 +105,14 @@ function parseAndRoute(ctx: RequestContext, body: Buffer): Step<Outcome> {
     const allowed = checkModel(ctx.caller, parsed.model);
     if (!allowed.ok) return ctx.reject(allowed.errors[0] ?? new GatewayError(403, "permission_error", "Model not allowed."));
   }
+  if (parsed.prepare) {
+    // The endpoint's own work once the caller is known (the Responses API's stored history).
+    return parsed.prepare(ctx.caller?.tenant.id ?? "default").then((ready) => {
+      if (ready instanceof GatewayError) return ctx.reject(ready);
+      ctx.parsed = ready;
+      return looked(ctx, ready, json as JsonObject);
+    });
+  }
   const id = conversationIdOf(json, ctx.headers);
   if (!id.ok) return ctx.reject(id.errors[0] ?? invalidRequest("Invalid conversation id."));
   ctx.conversationId = id.value;
