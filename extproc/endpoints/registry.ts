@@ -2,9 +2,10 @@
 import { anthropicMessagesEndpoint } from "./anthropic-messages.ts";
 import { openaiChatEndpoint } from "./openai-chat.ts";
 import { openaiEmbeddingsEndpoint } from "./openai-embeddings.ts";
+import { openaiResponsesEndpoint } from "./openai-responses.ts";
 import type { EndpointSpec } from "./spec.ts";
 
-const SPECS: readonly EndpointSpec[] = [openaiChatEndpoint, openaiEmbeddingsEndpoint, anthropicMessagesEndpoint];
+const SPECS: readonly EndpointSpec[] = [openaiChatEndpoint, openaiEmbeddingsEndpoint, anthropicMessagesEndpoint, openaiResponsesEndpoint];
 const BY_PATH = new Map(SPECS.map((s) => [s.path, s]));
 
 /** The spec for a request path (`:path`, query string ignored), if Gearbox handles it. */

@@ -18,6 +18,8 @@ import { planOpenAIToAnthropic } from "./openai-anthropic.ts";
 import { planOpenAIToGemini, planOpenAIToGeminiEmbeddings } from "./openai-gemini.ts";
 import { planOpenAIToOllama, planOpenAIToOllamaEmbeddings } from "./openai-ollama.ts";
 import { openAIRoute, planOpenAIToOpenAIChat, planOpenAIToOpenAIEmbeddings, type OpenAIRoute } from "./openai-openai.ts";
+import { planResponsesToAnthropic, planResponsesToGemini, planResponsesToOllama, planResponsesToOpenAI } from "./responses-backends.ts";
+import type { ChatClient } from "./codec.ts";
 
 export type ClientSchema = "openai" | "anthropic";
 
@@ -82,6 +84,20 @@ function chatTranslators(client: ClientSchema): Readonly<Record<BackendProtocol,
 export function planChat(client: ClientSchema, provider: Provider, req: ChatRequest, raw: JsonObject, ctx: BackendContext): CallPlan {
   const plan = chatTranslators(client)[backendProtocol(provider.kind)];
   return plan({ provider, req, raw, ctx });
+}
+
+type ResponsesPlanner = (client: ChatClient, c: Omit<ChatCall, "raw">) => CallPlan;
+
+/** OpenAI Responses clients: the client codec is per call (it holds the response id and the store hook). */
+const FROM_RESPONSES: Readonly<Record<BackendProtocol, ResponsesPlanner>> = {
+  openai: (client, c) => planResponsesToOpenAI(client, c.req, c.ctx, openAIPath("chat/completions", c.provider, c.ctx)),
+  anthropic: (client, c) => planResponsesToAnthropic(client, c.req, c.ctx),
+  gemini: (client, c) => planResponsesToGemini(client, c.req, c.ctx),
+  ollama: (client, c) => planResponsesToOllama(client, c.req, c.ctx),
+};
+
+export function planResponses(client: ChatClient, provider: Provider, req: ChatRequest, ctx: BackendContext): CallPlan {
+  return FROM_RESPONSES[backendProtocol(provider.kind)](client, { provider, req, ctx });
 }
 
 export function planEmbeddings(provider: Provider, req: EmbeddingsRequest, ctx: BackendContext): CallPlan {
