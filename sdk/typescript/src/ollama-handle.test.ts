@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { ndjsonFixtureLines, startOllamaUpstream } from "../../../test/emulators/ollama-upstream.ts";
-import { createModelHandle, type ChatTurn, type LocalChunk } from "./index.ts";
+import { createModelHandle, type LocalChunk } from "./index.ts";
 
 interface Line {
   message?: { content?: string };
@@ -37,7 +37,7 @@ async function setup(t: TestContext, models = ["llama3.2"]) {
   return { emulator, handle, chats };
 }
 
-const ASK: ChatTurn[] = [{ role: "user", content: "Why is the sky blue?" }];
+const ASK = [{ role: "user" as const, content: "Why is the sky blue?" }];
 
 test("chat(): the stream's text and Ollama's token counts; an answer without logprobs is unscored (null)", async (t) => {
   const { handle, chats } = await setup(t);
