@@ -3,7 +3,7 @@ first, runs the device's small model through a ModelHandle (ollama, llama.cpp se
 to, reports its confidence and takes the gateway's cloud upgrade; one long-lived control channel
 (SSE + POST) with heartbeats, reconnect and resume."""
 
-from .errors import GatewayUnreachableError, GearboxError
+from .errors import EngineError, GatewayUnreachableError, GearboxError
 from .engines import LlamaCppServer, ModelHandle, Ollama, LocalAnswer
 from .models import DeviceModels
 from .channel import DeviceChannel
@@ -19,4 +19,5 @@ __all__ = [
     "LocalAnswer",
     "GearboxError",
     "GatewayUnreachableError",
+    "EngineError",
 ]

@@ -14,6 +14,7 @@ generate(prompt) is one user turn with the model's chat template applied, as Oll
 import math
 from dataclasses import dataclass, field
 
+from .errors import EngineError
 from .http import get_json, ndjson_lines, open_post, post_json, sse_events
 
 import json
@@ -139,9 +140,12 @@ class Ollama(ModelHandle):
             options["stop"] = stop
         body = {"model": self.id, "messages": messages, "stream": True, "logprobs": True, "options": options, "keep_alive": -1}
         conn, res = open_post(self.host + "/api/chat", body, timeout=timeout)
-        text, lps, usage, finish = [], [], {"prompt_tokens": 0, "completion_tokens": 0}, "stop"
+        text, lps, usage, finish, done = [], [], {"prompt_tokens": 0, "completion_tokens": 0}, "stop", False
         try:
             for line in ndjson_lines(res):
+                if line.get("error"):
+                    # Ollama reports a failure after the stream started as one {"error": ...} line.
+                    raise EngineError("Ollama at %s: %s" % (self.host, line["error"]))
                 piece = (line.get("message") or {}).get("content")
                 for tok in line.get("logprobs") or []:
                     lps.append(tok.get("logprob"))
@@ -151,6 +155,9 @@ class Ollama(ModelHandle):
                 if line.get("done"):
                     usage = {"prompt_tokens": line.get("prompt_eval_count", 0), "completion_tokens": line.get("eval_count", 0)}
                     finish = "length" if line.get("done_reason") == "length" else "stop"
+                    done = True
         finally:
             conn.close()
+        if not done:
+            raise EngineError("Ollama at %s: the stream ended before its final object (done: true)" % self.host)
         yield LocalAnswer("".join(text), confidence_of(lps), usage, finish)

@@ -31,3 +31,8 @@ class GearboxError(Exception):
 
 class GatewayUnreachableError(Exception):
     """The gateway could not be reached (refused, reset, timed out)."""
+
+
+class EngineError(Exception):
+    """The local engine failed while answering (Ollama's in-stream {"error": ...}, a stream cut
+    before its final object)."""
