@@ -34,4 +34,6 @@ export interface EndpointSpec {
   path: string;
   method: "POST";
   parse(json: unknown): Result<ParsedCall, FieldError>;
+  /** The client-schema body of an error Gearbox answers itself; default OpenAI's `{error: {message, type, param, code}}`. */
+  errorBody?(error: GatewayError): Buffer;
 }

@@ -79,5 +79,5 @@ function steered(ctx: RequestContext, route: CloudRoute): { call: CloudCall; fai
 
 /** The API the client spoke, as a backend protocol (whose own headers stay with it). */
 function clientProtocol(endpoint: string | undefined): BackendProtocol {
-  return endpoint === "messages" ? "anthropic" : "openai";
+  return endpoint === "messages" ? "anthropic" : endpoint === "gemini_generate_content" ? "gemini" : "openai";
 }

@@ -161,6 +161,11 @@ export class RequestContext {
   reject(error: GatewayError): Outcome {
     this.finish(error);
     const response = toErrorResponse(error, this.id || undefined);
+    const body = this.spec?.errorBody?.(error);
+    if (body) {
+      response.body = body;
+      response.headers["content-length"] = String(body.length);
+    }
     if (this.trace) Object.assign(response.headers, this.trace.responseHeaders());
     return { kind: "respond", response };
   }
