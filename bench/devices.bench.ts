@@ -89,6 +89,7 @@ try {
   const decisionFigures = async (label: string): Promise<{ session: string; req: http.ClientRequest }> => {
     const main = await openChannel("bench-main");
     const times: number[] = [];
+    const outcomes: number[] = [];
     const baseline: number[] = [];
     for (let i = 0; i < decisions + 200; i++) {
       const t = performance.now();
@@ -97,20 +98,25 @@ try {
       if (d.status !== 200) throw new Error(`decide ${d.status}: ${d.body}`);
       const decided = JSON.parse(d.body) as { target: string; decision_id: string };
       if (decided.target !== "device") throw new Error(`not a device decision: ${d.body}`);
-      await post(
+      const o = performance.now();
+      const reported = await post(
         "/v1/device/outcome",
         JSON.stringify({ decision_id: decided.decision_id, confidence: 0.9, usage: { prompt_tokens: 12, completion_tokens: 8 } }),
       );
+      const dout = performance.now() - o;
+      if (reported.status !== 200) throw new Error(`outcome ${reported.status}: ${reported.body}`);
       const h = performance.now();
       const health = await post("/healthz", "", undefined, "GET");
       const dh = performance.now() - h;
       if (health.status !== 200) throw new Error(`healthz ${health.status}`);
       if (i < 200) continue; // the first 200 warm up
       times.push(dt);
+      outcomes.push(dout);
       baseline.push(dh);
     }
     for (const [what, xs] of [
       ["decision round trip", times],
+      ["outcome round trip (kept)", outcomes],
       ["baseline GET /healthz", baseline],
     ] as const) {
       xs.sort((a, b) => a - b);
