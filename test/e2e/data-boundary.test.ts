@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startEnvoy } from "../harness/envoy.ts";
@@ -173,6 +174,21 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
       const call = completion.choices[0]?.message.tool_calls?.[0];
       assert.ok(call?.type === "function");
       assert.deepEqual(JSON.parse(call.function.arguments), { to: EMAIL });
+      noValueLeft();
+    });
+
+    test("an Anthropic client on an OpenAI backend: JSON and a split stream restored in its own schema", async () => {
+      const anthropic = new Anthropic({ baseURL: client.baseURL.replace(/\/v1$/, ""), apiKey: "client", maxRetries: 0 });
+      const said = `Write to ${EMAIL} or ${PHONE}`;
+      const message = await anthropic.messages.create({ model: "gpt-4.1-nano", max_tokens: 64, messages: [{ role: "user", content: said }] });
+      assert.deepEqual(
+        message.content.map((b) => (b.type === "text" ? b.text : "")),
+        [`You said: ${said}`],
+      );
+      const stream = anthropic.messages.stream({ model: "gpt-4.1-nano", max_tokens: 64, messages: [{ role: "user", content: said }] });
+      let text = "";
+      for await (const event of stream) if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
+      assert.equal(text, `You said: ${said}`);
       noValueLeft();
     });
 
