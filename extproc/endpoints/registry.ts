@@ -1,5 +1,6 @@
-/** Endpoint specs keyed by path. A path not here is not Gearbox's business: it passes through. */
+/** Endpoint specs keyed by path, and Gemini's model-method paths by pattern. A path not here is not Gearbox's business: it passes through. */
 import { anthropicMessagesEndpoint } from "./anthropic-messages.ts";
+import { geminiGenerateEndpoint } from "./gemini-generate.ts";
 import { openaiChatEndpoint } from "./openai-chat.ts";
 import { openaiEmbeddingsEndpoint } from "./openai-embeddings.ts";
 import { openaiResponsesEndpoint } from "./openai-responses.ts";
@@ -11,7 +12,8 @@ const BY_PATH = new Map(SPECS.map((s) => [s.path, s]));
 /** The spec for a request path (`:path`, query string ignored), if Gearbox handles it. */
 export function endpointFor(path: string): EndpointSpec | undefined {
   const q = path.indexOf("?");
-  return BY_PATH.get(q < 0 ? path : path.slice(0, q));
+  const bare = q < 0 ? path : path.slice(0, q);
+  return BY_PATH.get(bare) ?? geminiGenerateEndpoint(bare);
 }
 
 export function allEndpoints(): readonly EndpointSpec[] {

@@ -52,9 +52,13 @@ const PATH: Record<ProviderKind, string> = {
 const ERROR_BODY: Record<ClientSchema, unknown> = {
   openai: { error: { message: "boom", type: "invalid_request_error", param: null, code: null } },
   anthropic: { type: "error", error: { type: "invalid_request_error", message: "boom" } },
+  gemini: { error: { code: 400, message: "boom", status: "INVALID_ARGUMENT" } },
 };
 
-for (const client of ["openai", "anthropic"] as const) {
+/** The pairs that forward the client's bytes (same schema both sides); Gemini → Gemini is rebuilt from canonical. */
+const BYTE_PRESERVING = (client: ClientSchema, kind: ProviderKind): boolean => client !== "gemini" && client === backendProtocol(kind);
+
+for (const client of ["openai", "anthropic", "gemini"] as const) {
   for (const kind of PROVIDER_KINDS) {
     void test(`chat: ${client} client × ${kind} provider`, () => {
       const plan = planChat(client, provider(kind), chatRequest(), { ...RAW }, CTX);
@@ -65,7 +69,7 @@ for (const client of ["openai", "anthropic"] as const) {
       // which writes the client's shape; a translating pair shapes it as its client expects.
       const shown = plan.response(400, {}, Buffer.from("boom"));
       assert.equal(shown.error?.error.message, "boom");
-      if (client === backendProtocol(kind)) assert.equal(shown.body, undefined);
+      if (BYTE_PRESERVING(client, kind)) assert.equal(shown.body, undefined);
       else assert.deepEqual(JSON.parse(shown.body?.toString("utf8") ?? "null"), ERROR_BODY[client]);
     });
   }
@@ -88,7 +92,7 @@ void test("embeddings: each provider kind's embeddings path, and a 400 for Anthr
 });
 
 void test("an unknown client schema or provider kind throws rather than taking another API's branch", () => {
-  assert.throws(() => planChat("gemini" as ClientSchema, provider("openai"), chatRequest(), { ...RAW }, CTX), /Unhandled client schema: "gemini"/);
+  assert.throws(() => planChat("bedrock" as ClientSchema, provider("openai"), chatRequest(), { ...RAW }, CTX), /Unhandled client schema: "bedrock"/);
   assert.throws(() => planChat("openai", provider("bedrock" as ProviderKind), chatRequest(), { ...RAW }, CTX), /Unhandled provider kind: "bedrock"/);
   assert.throws(() => planEmbeddings(provider("bedrock" as ProviderKind), embeddingsRequest(), CTX), /Unhandled provider kind: "bedrock"/);
 });

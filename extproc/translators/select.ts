@@ -12,6 +12,7 @@ import { planAnthropicToAnthropic } from "./anthropic-anthropic.ts";
 import { planAnthropicToGemini } from "./anthropic-gemini.ts";
 import { planAnthropicToOllama } from "./anthropic-ollama.ts";
 import { planAnthropicToOpenAI } from "./anthropic-openai.ts";
+import { planGeminiToAnthropic, planGeminiToGemini, planGeminiToOllama, planGeminiToOpenAI } from "./gemini-backends.ts";
 import type { BackendContext } from "./codec.ts";
 import type { CallPlan } from "./compose.ts";
 import { planOpenAIToAnthropic } from "./openai-anthropic.ts";
@@ -21,7 +22,7 @@ import { openAIRoute, planOpenAIToOpenAIChat, planOpenAIToOpenAIEmbeddings, type
 import { planResponsesToAnthropic, planResponsesToGemini, planResponsesToOllama, planResponsesToOpenAI } from "./responses-backends.ts";
 import type { ChatClient } from "./codec.ts";
 
-export type ClientSchema = "openai" | "anthropic";
+export type ClientSchema = "openai" | "anthropic" | "gemini";
 
 /** The API a provider speaks: every OpenAI-compatible kind (Azure included) speaks OpenAI's. */
 export type BackendProtocol = "openai" | "anthropic" | "gemini" | "ollama";
@@ -69,6 +70,13 @@ const FROM_ANTHROPIC: Readonly<Record<BackendProtocol, ChatPlanner>> = {
   ollama: (c) => planAnthropicToOllama(c.req, c.ctx),
 };
 
+const FROM_GEMINI: Readonly<Record<BackendProtocol, ChatPlanner>> = {
+  openai: (c) => planGeminiToOpenAI(c.req, c.ctx, openAIPath("chat/completions", c.provider, c.ctx)),
+  anthropic: (c) => planGeminiToAnthropic(c.req, c.ctx),
+  gemini: (c) => planGeminiToGemini(c.req, c.ctx),
+  ollama: (c) => planGeminiToOllama(c.req, c.ctx),
+};
+
 /** The translators an API's clients can reach, one per backend protocol. */
 function chatTranslators(client: ClientSchema): Readonly<Record<BackendProtocol, ChatPlanner>> {
   switch (client) {
@@ -76,6 +84,8 @@ function chatTranslators(client: ClientSchema): Readonly<Record<BackendProtocol,
       return FROM_OPENAI;
     case "anthropic":
       return FROM_ANTHROPIC;
+    case "gemini":
+      return FROM_GEMINI;
     default:
       return unreachable(client, "client schema");
   }
