@@ -1,6 +1,7 @@
 /**
  * The replay of every runnable recorded exchange in `test/fixtures/` (issue 21's measure): an
- * official SDK (`openai`, `@anthropic-ai/sdk`) sends the request that produced the recording, a
+ * official SDK (`openai` on Chat Completions and on the Responses API, `@anthropic-ai/sdk`,
+ * `@google/genai` on generateContent) sends the request that produced the recording, a
  * provider emulator replays the recorded answer, and what the SDK parses is compared with what
  * the recording holds — through the front door and through the Envoy harness.
  *
@@ -11,7 +12,8 @@
  *   when the provider got the client's body and `anthropic-beta`/`anthropic-version`, and the
  *   client got the recorded answer: the SDK's parsed message equals the `.json`; a stream's bytes
  *   equal the recorded events.
- * - Anthropic and OpenAI clients → OpenAI-compatible, Gemini, (OpenAI client) Anthropic backends:
+ * - Anthropic, OpenAI, Responses and Gemini clients → OpenAI-compatible, Gemini, (all but the
+ *   Anthropic client) Anthropic backends; the Responses and Gemini clients run the OpenAI client's exchanges:
  *   each recording's text and tool-call names, as read from the fixture, must be what the SDK
  *   parsed (`create()`; streams through the SDKs' stream helpers).
  * Not runnable, and so not counted: error bodies (their statuses are not recorded; the error
@@ -26,6 +28,7 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
+import { GoogleGenAI, Type } from "@google/genai";
 import OpenAI from "openai";
 import { startEnvoy } from "../harness/envoy.ts";
 import { anthropicSseEvents, startAnthropicUpstream, type AnthropicUpstream } from "../emulators/anthropic-upstream.ts";
@@ -50,9 +53,13 @@ interface Expected {
   tools: string[];
 }
 
+/** The client SDK and API: `responses` is the openai SDK's Responses API, `gemini` is @google/genai. */
+type Client = "anthropic" | "openai" | "responses" | "gemini";
+const CLIENTS: readonly Client[] = ["anthropic", "openai", "responses", "gemini"];
+
 interface Exchange {
   name: string;
-  client: "anthropic" | "openai";
+  client: Client;
   backend: Backend;
   fixture: string;
   stream: boolean;
@@ -95,7 +102,10 @@ export const EXCHANGES: Exchange[] = [
     backend: "anthropic" as const,
   })),
   ...GEMINI.map((e) => ({ ...e, client: "openai" as const, backend: "gemini" as const })),
-].map((e) => ({ ...e, name: `${e.client} client → ${e.backend}: ${e.fixture}${e.stream ? " (stream)" : ""}` }));
+]
+  // The Responses API and Gemini clients replay what the OpenAI client does (no server tools either).
+  .flatMap((e): Omit<Exchange, "name">[] => (e.client === "openai" ? [e, { ...e, client: "responses" }, { ...e, client: "gemini" }] : [e]))
+  .map((e) => ({ ...e, name: `${e.client} client → ${e.backend}: ${e.fixture}${e.stream ? " (stream)" : ""}` }));
 
 /** The recording's text and tool names, whatever the provider's format. */
 function expected(e: Exchange): Expected {
@@ -182,6 +192,8 @@ function anthropicRequest(e: Exchange): Json {
 }
 
 const WEATHER = { name: "weather", description: "Weather", parameters: { type: "object", properties: { location: { type: "string" } } } };
+/** The same function for @google/genai, whose declarations take its `Type` enum. */
+const GEMINI_WEATHER = { name: "weather", description: "Weather", parameters: { type: Type.OBJECT, properties: { location: { type: Type.STRING } } } };
 
 interface Upstreams {
   anthropic: AnthropicUpstream;
@@ -207,7 +219,13 @@ async function drain(up: Upstreams): Promise<void> {
 }
 
 /** Runs one exchange; returns why it failed, or undefined. */
-async function run(e: Exchange, up: Upstreams, anthropic: Anthropic, openai: OpenAI): Promise<string | undefined> {
+async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of stream) out.push(item);
+  return out;
+}
+
+async function run(e: Exchange, up: Upstreams, anthropic: Anthropic, openai: OpenAI, gemini: GoogleGenAI): Promise<string | undefined> {
   queue(up, e);
   const want = expected(e);
   const model = MODELS[e.backend];
@@ -221,6 +239,20 @@ async function run(e: Exchange, up: Upstreams, anthropic: Anthropic, openai: Ope
     got = {
       text: message.content.map((b) => (b.type === "text" ? b.text : "")).join(""),
       tools: message.content.flatMap((b) => (b.type === "tool_use" ? [b.name] : [])),
+    };
+  } else if (e.client === "responses") {
+    const tools = withTools ? [...new Set(want.tools)].map((name) => ({ type: "function" as const, ...WEATHER, name, strict: false })) : undefined;
+    const params = { model, input: "Go ahead.", ...(tools && { tools }) };
+    const response = e.stream ? await openai.responses.stream(params).finalResponse() : await openai.responses.create(params);
+    got = { text: response.output_text, tools: response.output.flatMap((o) => (o.type === "function_call" ? [o.name] : [])) };
+  } else if (e.client === "gemini") {
+    const declarations = withTools ? [...new Set(want.tools)].map((name) => ({ ...GEMINI_WEATHER, name })) : undefined;
+    const params = { model, contents: "Go ahead.", ...(declarations && { config: { tools: [{ functionDeclarations: declarations }] } }) };
+    const responses = e.stream ? await collect(await gemini.models.generateContentStream(params)) : [await gemini.models.generateContent(params)];
+    const parts = responses.flatMap((r) => r.candidates?.[0]?.content?.parts ?? []);
+    got = {
+      text: parts.map((p) => (p.thought === true ? "" : (p.text ?? ""))).join(""),
+      tools: parts.flatMap((p) => (p.functionCall?.name !== undefined ? [p.functionCall.name] : [])),
     };
   } else {
     const tools = withTools ? [...new Set(want.tools)].map((name) => ({ type: "function" as const, function: { ...WEATHER, name } })) : undefined;
@@ -263,6 +295,7 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
     let gateway: TestGateway;
     let anthropic: Anthropic;
     let openai: OpenAI;
+    let gemini: GoogleGenAI;
     let closeEnvoy = () => Promise.resolve();
 
     before(async () => {
@@ -288,6 +321,7 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
       }
       anthropic = new Anthropic({ baseURL: base, apiKey: "k", maxRetries: 0 });
       openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: "k", maxRetries: 0 });
+      gemini = new GoogleGenAI({ apiKey: "k", httpOptions: { baseUrl: base } });
     });
     after(async () => {
       await closeEnvoy();
@@ -295,7 +329,7 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
       await Promise.all([up.anthropic.close(), up.openai.close(), up.gemini.close()]);
     });
 
-    for (const client of ["anthropic", "openai"] as const) {
+    for (const client of CLIENTS) {
       test(`${client} clients: at least 98 % of runnable exchanges pass`, async () => {
         const key = `${client} via ${entry}`;
         const tally = (results[key] = { pass: 0, total: 0, failures: [] as string[] });
@@ -304,7 +338,7 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
           tally.total += 1;
           let why: string | undefined;
           try {
-            why = await run(e, up, anthropic, openai);
+            why = await run(e, up, anthropic, openai, gemini);
           } catch (err) {
             why = err instanceof Error ? `${err.constructor.name}: ${err.message.slice(0, 200)}` : String(err);
           }

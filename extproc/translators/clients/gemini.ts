@@ -6,7 +6,8 @@
  * Parts of a candidate: reasoning as `{text, thought: true}`, the text, then each tool call as a
  * whole `functionCall` (`id` and `thoughtSignature` when a Gemini backend issued them, unpacked
  * from the canonical id). Finish: stop → STOP, length → MAX_TOKENS, content_filter → SAFETY,
- * tool_calls → STOP. Usage: `promptTokenCount`, `candidatesTokenCount` (output minus reasoning),
+ * tool_calls → STOP; a refusal is a candidate without content whose `finishMessage` says why
+ * (as Gemini reports a blocked candidate). Usage: `promptTokenCount`, `candidatesTokenCount` (output minus reasoning),
  * `thoughtsTokenCount`, `cachedContentTokenCount`, `totalTokenCount`. A stream sends text and
  * reasoning as they come and each call once its arguments are complete (Gemini sends calls
  * whole), the finish reason and usage on the last event.
@@ -78,10 +79,12 @@ export const geminiClient: ChatClient = {
       if (m.reasoning) parts.push({ text: m.reasoning, thought: true });
       const text = typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text).join("");
       if (text !== "") parts.push({ text });
-      else if (m.refusal) parts.push({ text: m.refusal });
       for (const call of m.toolCalls ?? []) parts.push(callPart(call));
-      if (parts.length === 0) parts.push({ text: "" });
-      return { content: { role: "model", parts }, finishReason: FINISH[choice.finishReason ?? "stop"], index: choice.index };
+      const candidate: JsonObject = { finishReason: FINISH[choice.finishReason ?? "stop"], index: choice.index };
+      // A refusal is Gemini's blocked candidate: no content, the reason in `finishMessage`.
+      if (m.refusal) candidate.finishMessage = m.refusal;
+      if (parts.length > 0 || !m.refusal) candidate.content = { role: "model", parts: parts.length > 0 ? parts : [{ text: "" }] };
+      return candidate;
     });
     const body: JsonObject = { candidates, modelVersion: res.model, responseId: res.id };
     if (res.usage) body.usageMetadata = geminiUsage(res.usage);
@@ -102,6 +105,7 @@ interface PendingCall {
 class GeminiStreamEncoder implements ChatStreamEncoder {
   private readonly calls = new Map<string, PendingCall>();
   private finish: FinishReason | undefined;
+  private refusal = "";
   private usage: Usage | undefined;
   private model = "";
   private id = "";
@@ -115,6 +119,7 @@ class GeminiStreamEncoder implements ChatStreamEncoder {
       const parts: JsonObject[] = [];
       if (choice.delta.reasoning) parts.push({ text: choice.delta.reasoning, thought: true });
       if (choice.delta.content) parts.push({ text: choice.delta.content });
+      if (choice.delta.refusal) this.refusal += choice.delta.refusal;
       for (const t of choice.delta.toolCalls ?? []) {
         const key = `${choice.index}:${t.index}`;
         const call = this.calls.get(key) ?? { id: "", name: "", arguments: "" };
@@ -134,7 +139,10 @@ class GeminiStreamEncoder implements ChatStreamEncoder {
     if (parts.length === 0) parts.push({ text: "" });
     const event = this.event(parts, 0);
     const [candidate] = event.candidates as JsonObject[];
-    if (candidate) candidate.finishReason = FINISH[this.finish ?? "stop"];
+    if (candidate) {
+      candidate.finishReason = FINISH[this.finish ?? "stop"];
+      if (this.refusal !== "") candidate.finishMessage = this.refusal;
+    }
     if (this.usage) event.usageMetadata = geminiUsage(this.usage);
     return sse(event);
   }
