@@ -196,3 +196,52 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
     }
   });
 }
+
+describe("Responses API: the response store on Redis, and with Redis down", () => {
+  test("previous_response_id through Redis (REDIS_URL's server); with Redis unreachable a new call still succeeds and a continuation is a 503 naming the field", async () => {
+    const { connectRedis } = await import("../../extproc/store/redis.ts");
+    const { RedisResponseStore } = await import("../../extproc/store/redis-response-store.ts");
+    const { useResponseStore } = await import("../../extproc/endpoints/openai-responses.ts");
+    const { testRedis } = await import("../../extproc/store/test-redis.ts");
+    const redis = await testRedis();
+    const upstream = await startOpenAIUpstream();
+    const gateway = await startTestGateway(
+      testConfig(`providers:\n  - { name: openai, kind: openai, base_url: '${upstream.baseURL}', models: [gpt-replay], default: true }\n`),
+    );
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${gateway.frontDoor.port}/v1`, apiKey: "k", maxRetries: 0 });
+    const down = connectRedis("redis://127.0.0.1:1", { commandTimeoutMs: 50 });
+    try {
+      useResponseStore(new RedisResponseStore(redis.redis, { ttlMs: 60_000 }, redis.prefix));
+      upstream.queue({ fixture: "vercel-ai/openai/openai-text" }, { fixture: "vercel-ai/openai/openai-text" });
+      const first = await client.responses.create({ model: "gpt-replay", input: "Hello" });
+      assert.match(await redis.dump(), new RegExp(`response:${first.id}`), "stored in Redis");
+      await client.responses.create({ model: "gpt-replay", previous_response_id: first.id, input: "And then?" });
+      const sent = JSON.parse(upstream.requests.at(-1)?.body.toString("utf8") ?? "{}") as { messages: { role: string; content: unknown }[] };
+      assert.deepEqual(
+        sent.messages.map((m) => [m.role, m.content]),
+        [
+          ["user", "Hello"],
+          ["assistant", first.output_text],
+          ["user", "And then?"],
+        ],
+      );
+
+      useResponseStore(new RedisResponseStore(down, { ttlMs: 60_000 }));
+      upstream.queue({ fixture: "vercel-ai/openai/openai-text" });
+      const fresh = await client.responses.create({ model: "gpt-replay", input: "Hello" });
+      assert.equal(fresh.status, "completed", "a failing store costs the continuation, not the call");
+      await assert.rejects(client.responses.create({ model: "gpt-replay", previous_response_id: first.id, input: "x" }), (err: unknown) => {
+        assert.ok(err instanceof OpenAI.APIError);
+        assert.equal(err.status, 503);
+        assert.equal(err.param, "previous_response_id");
+        return true;
+      });
+    } finally {
+      useResponseStore(undefined);
+      down.disconnect();
+      await gateway.close();
+      await upstream.close();
+      await redis.close();
+    }
+  });
+});
