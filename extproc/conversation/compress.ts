@@ -26,6 +26,8 @@ export interface CompressedHistory {
   summary?: ConversationSummary;
   /** How many stored messages the summary stands for. */
   summarized: number;
+  /** Set when `summary` was written now: what it extended (for a summarizer that rewrites it, `edge-summarizer.ts`). */
+  extended?: { previous: string | undefined; aged: readonly Message[] };
 }
 
 /** The index in `history` where the last `turns` full turns begin (0: the history has no more than that). */
@@ -52,13 +54,13 @@ export function compressed(
   const through = input.firstSeq + start;
   if (start === 0 && input.firstSeq === 0) return uncompressed(input);
   const stored = input.summary;
-  let summary: ConversationSummary | undefined;
-  if (stored && stored.through >= through) summary = stored;
-  else {
-    const from = stored && stored.through >= input.firstSeq ? stored.through - input.firstSeq : 0;
-    const previous = stored && stored.through >= input.firstSeq ? stored.text : undefined;
-    summary = { through, text: summarize(previous, input.history.slice(from, start)), by: "extractive" };
+  if (stored && stored.through >= through) {
+    const keptFrom = Math.max(0, stored.through - input.firstSeq);
+    return { kept: input.history.slice(keptFrom), summary: stored, summarized: stored.through };
   }
-  const keptFrom = Math.max(0, summary.through - input.firstSeq);
-  return { kept: input.history.slice(keptFrom), summary, summarized: summary.through };
+  const from = stored && stored.through >= input.firstSeq ? stored.through - input.firstSeq : 0;
+  const previous = stored && stored.through >= input.firstSeq ? stored.text : undefined;
+  const aged = input.history.slice(from, start);
+  const summary = { through, text: summarize(previous, aged), by: "extractive" };
+  return { kept: input.history.slice(start), summary, summarized: through, extended: { previous, aged } };
 }

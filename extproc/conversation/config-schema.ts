@@ -18,8 +18,22 @@ export const conversationsSchema = z.strictObject({
   history_share: z.number().gt(0).max(1).default(0.5),
   /** Refuse an unknown id with 404 `conversation_not_found` instead of starting a conversation. */
   require_existing: z.boolean().default(false),
-  /** How summaries are written: `extractive` (no model; the only summarizer in this version). */
-  summarizer: z.enum(["extractive"]).default("extractive"),
+  /**
+   * How summaries are written: `extractive` (no model); `edge` (the edge model rewrites the
+   * extractive summary beside the request, `edge-summarizer.ts`); `auto` (the default): `edge`
+   * when an edge model is configured (`edge_summarizer.model` or `edge.default_model`), else
+   * `extractive`. Whatever fails, the extractive summary stands.
+   */
+  summarizer: z.enum(["auto", "extractive", "edge"]).default("auto"),
+  edge_summarizer: z
+    .strictObject({
+      /** The edge model that summarizes; default `edge.default_model`. */
+      model: z.string().min(1).optional(),
+      /** The most a summary may take; past it the extractive summary stands. */
+      timeout_ms: z.number().int().positive().max(60_000).default(5_000),
+      max_tokens: z.number().int().positive().max(4_096).default(256),
+    })
+    .prefault({}),
   /** Context windows in tokens by model, over the built-in table (`windows.ts`). */
   context_windows: z.record(z.string().min(1), z.number().int().positive()).default({}),
   /** An edge model's context window when neither the table nor the agent says. */

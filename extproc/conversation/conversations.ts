@@ -19,6 +19,7 @@ import { AnswerReader, type AnswerSchema } from "./answer-reader.ts";
 import { assemble, type Assembled } from "./assemble.ts";
 import { compressed, uncompressed, type CompressedHistory } from "./compress.ts";
 import type { ConversationsConfig } from "./config-schema.ts";
+import type { EdgeSummarizer } from "./edge-summarizer.ts";
 import type { ConversationStore, ConversationTarget, StoredConversation } from "./store.ts";
 import { tokenCounterFor, type TokenCounter } from "./tokens.ts";
 import { contextWindow } from "./windows.ts";
@@ -70,6 +71,8 @@ export class Conversations {
     readonly store: ConversationStore,
     readonly settings: ConversationsConfig,
     private readonly logger: Logger,
+    /** Rewrites new summaries with the edge model beside the request; absent → extractive only. */
+    readonly summarizer?: EdgeSummarizer,
   ) {}
 
   /**
@@ -202,10 +205,22 @@ export class ConversationTurn {
     if (!summary || !stored || this.firstSeq !== stored.dropped || this.history.length !== stored.messages.length) return;
     if (stored.summary && stored.summary.through >= summary.through && !overCap) return;
     const { tenant, id, requestId, logger } = this.setup;
-    const write = overCap ? this.owner.store.compact(tenant, id, stored.dropped, summary) : this.owner.store.saveSummary(tenant, id, summary);
-    void Promise.resolve(write).catch((err: unknown) =>
-      logger.warn({ request_id: requestId, err: err instanceof Error ? err.message : String(err) }, "conversation store: the summary was not saved"),
-    );
+    const store = this.owner.store;
+    const write = overCap ? store.compact(tenant, id, stored.dropped, summary) : store.saveSummary(tenant, id, summary);
+    const notSaved = (err: unknown) =>
+      logger.warn({ request_id: requestId, err: err instanceof Error ? err.message : String(err) }, "conversation store: the summary was not saved");
+    void Promise.resolve(write).catch(notSaved);
+    const edge = this.owner.summarizer;
+    const extended = fitted.extended;
+    if (!edge || !extended) return;
+    // The edge rewrites the summary beside the request; the next turns get it, this one has the extractive one.
+    void edge.summarize(extended.previous, extended.aged, requestId).then((result) => {
+      if (!result.ok) {
+        logger.info({ request_id: requestId, reason: result.reason }, "edge summary not written; the extractive summary stands");
+        return;
+      }
+      return store.saveSummary(tenant, id, { through: summary.through, text: result.text, by: edge.by }).catch(notSaved);
+    });
   }
 
   /** The client's body with `history` in front of its own messages, in its own schema. */

@@ -4,6 +4,8 @@
  * while Redis fails); in memory otherwise. Off when `conversations.enable` is false.
  */
 import type { GatewayConfig } from "../config/load.ts";
+import type { EdgeDirectory } from "../edge/agents.ts";
+import { EdgeSummarizer } from "./edge-summarizer.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
 import { connectRedis } from "../store/redis.ts";
 import type { SharedStateHealth } from "../store/store-health.ts";
@@ -24,18 +26,31 @@ const MEANING = {
   healthy: "conversations are read and stored again",
 };
 
+/**
+ * The edge summarizer `conversations.summarizer` asks for: `edge`, or `auto` with an edge model
+ * configured; none for `extractive` or without a model (extractive is then the only one).
+ */
+export function edgeSummarizerFor(config: GatewayConfig, edges: EdgeDirectory | undefined): EdgeSummarizer | undefined {
+  const settings = config.conversations;
+  const model = settings.edge_summarizer.model ?? config.edge.default_model;
+  if (settings.summarizer === "extractive" || model === undefined || edges === undefined) return undefined;
+  return new EdgeSummarizer({ agents: () => edges, model, timeoutMs: settings.edge_summarizer.timeout_ms, maxTokens: settings.edge_summarizer.max_tokens });
+}
+
 export function createConversations(
   config: GatewayConfig,
-  options: { redisUrl?: string; logger: Logger; sharedState?: SharedStateHealth },
+  options: { redisUrl?: string; logger: Logger; sharedState?: SharedStateHealth; edges?: EdgeDirectory },
 ): ConversationsSetup {
   const settings = config.conversations;
   if (!settings.enable) return { describe: "  conversations   off", close: () => Promise.resolve() };
   const ttl = `ttl ${settings.ttl_ms} ms`;
+  const summarizer = edgeSummarizerFor(config, options.edges);
+  const summaries = summarizer ? `${summarizer.by} summaries, extractive until written and when it fails` : "extractive summaries";
   if (!options.redisUrl) {
     const store = new MemoryConversationStore({ ttlMs: settings.ttl_ms, maxConversations: settings.max_conversations });
     return {
-      conversations: new Conversations(store, settings, options.logger),
-      describe: `  conversations   in memory (${settings.max_conversations} at most, ${ttl}; ${settings.summarizer} summaries)`,
+      conversations: new Conversations(store, settings, options.logger, summarizer),
+      describe: `  conversations   in memory (${settings.max_conversations} at most, ${ttl}; ${summaries})`,
       close: () => store.close(),
     };
   }
@@ -46,8 +61,8 @@ export function createConversations(
     ? new GuardedConversationStore(inner, { health, readTimeoutMs: config.shared_state.read_timeout_ms, maxStaleMs: config.shared_state.max_stale_ms })
     : inner;
   return {
-    conversations: new Conversations(store, settings, options.logger),
-    describe: `  conversations   on Redis (REDIS_URL, ${ttl}; ${settings.summarizer} summaries)`,
+    conversations: new Conversations(store, settings, options.logger, summarizer),
+    describe: `  conversations   on Redis (REDIS_URL, ${ttl}; ${summaries})`,
     close: () => Promise.resolve(redis.disconnect()),
   };
 }

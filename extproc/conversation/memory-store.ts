@@ -45,7 +45,7 @@ export class MemoryConversationStore implements ConversationStore {
 
   saveSummary(tenant: string, id: string, summary: ConversationSummary): Promise<void> {
     const entry = this.live(tenant, id);
-    if (entry && (entry.summary === undefined || summary.through > entry.summary.through)) entry.summary = { ...summary };
+    if (entry && replaces(summary, entry.summary)) entry.summary = { ...summary };
     return Promise.resolve();
   }
 
@@ -79,6 +79,12 @@ export class MemoryConversationStore implements ConversationStore {
     }
     return entry;
   }
+}
+
+/** Whether `next` is newer than `current` (`ConversationStore.saveSummary`). */
+export function replaces(next: ConversationSummary, current: ConversationSummary | undefined): boolean {
+  if (current === undefined || next.through > current.through) return true;
+  return next.through === current.through && current.by === "extractive" && next.by !== "extractive";
 }
 
 function deepFreeze<T>(value: T): T {

@@ -13,7 +13,7 @@ import type { Redis } from "ioredis";
 import type { Message } from "../../common/canonical/types.ts";
 import type { ConversationLimits, ConversationStore, ConversationSummary, ConversationTarget, StoredConversation } from "./store.ts";
 
-/** KEYS: list, hash. ARGV: expected dropped, through, summary JSON, ttl ms. Returns 1 when compacted. */
+/** KEYS: list, hash. ARGV: expected dropped, through, summary JSON, ttl ms, 1 when the summary is a model's. Returns 1 when compacted. */
 const COMPACT = `
 local dropped = tonumber(redis.call('HGET', KEYS[2], 'dropped') or '0')
 if dropped ~= tonumber(ARGV[1]) then return 0 end
@@ -21,18 +21,24 @@ local through = tonumber(ARGV[2])
 if through <= dropped then return 0 end
 local remove = math.min(through - dropped, redis.call('LLEN', KEYS[1]))
 if remove > 0 then redis.call('LTRIM', KEYS[1], remove, -1) end
-redis.call('HSET', KEYS[2], 'dropped', dropped + remove, 'summary_through', through, 'summary', ARGV[3])
+redis.call('HSET', KEYS[2], 'dropped', dropped + remove, 'summary_through', through, 'summary', ARGV[3], 'summary_model', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 `;
 
-/** KEYS: list, hash. ARGV: through, summary JSON. Saves the summary when it covers more than the stored one. */
+/**
+ * KEYS: list, hash. ARGV: through, summary JSON, 1 when the summary is a model's (0: extractive).
+ * Saves the summary when it covers more than the stored one, or as many when the stored one is
+ * extractive and this one a model's.
+ */
 const SAVE_SUMMARY = `
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local current = tonumber(redis.call('HGET', KEYS[2], 'summary_through') or '-1')
-if tonumber(ARGV[1]) <= current then return 0 end
-redis.call('HSET', KEYS[2], 'summary_through', ARGV[1], 'summary', ARGV[2])
+local through = tonumber(ARGV[1])
+local rewritten = redis.call('HGET', KEYS[2], 'summary_model') == '1'
+if through < current or (through == current and (ARGV[3] ~= '1' or rewritten)) then return 0 end
+redis.call('HSET', KEYS[2], 'summary_through', ARGV[1], 'summary', ARGV[2], 'summary_model', ARGV[3])
 return 1
 `;
 
@@ -72,7 +78,7 @@ export class RedisConversationStore implements ConversationStore {
 
   async saveSummary(tenant: string, id: string, summary: ConversationSummary): Promise<void> {
     const { list, hash } = this.keys(tenant, id);
-    await this.redis.eval(SAVE_SUMMARY, 2, list, hash, String(summary.through), JSON.stringify(summary));
+    await this.redis.eval(SAVE_SUMMARY, 2, list, hash, String(summary.through), JSON.stringify(summary), summary.by === "extractive" ? "0" : "1");
   }
 
   async compact(tenant: string, id: string, expectedDropped: number, summary: ConversationSummary): Promise<boolean> {
@@ -86,6 +92,7 @@ export class RedisConversationStore implements ConversationStore {
       String(summary.through),
       JSON.stringify(summary),
       String(this.limits.ttlMs),
+      summary.by === "extractive" ? "0" : "1",
     );
     return done === 1;
   }

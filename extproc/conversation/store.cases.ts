@@ -86,6 +86,11 @@ export function conversationStoreCases(name: string, open: (ttlMs?: number) => P
       await store.saveSummary("t1", "c", { through: 2, text: "first", by: "extractive" });
       await store.saveSummary("t1", "c", { through: 1, text: "older", by: "extractive" });
       assert.equal((await store.get("t1", "c"))?.summary?.text, "first");
+      await store.saveSummary("t1", "c", { through: 2, text: "rewritten", by: "edge:tiny" });
+      assert.equal((await store.get("t1", "c"))?.summary?.text, "rewritten", "the edge's rewrite replaces the extractive summary it covers");
+      await store.saveSummary("t1", "c", { through: 2, text: "again", by: "extractive" });
+      await store.saveSummary("t1", "c", { through: 2, text: "again", by: "edge:tiny" });
+      assert.equal((await store.get("t1", "c"))?.summary?.text, "rewritten", "but nothing replaces a model's summary of as many messages");
       await store.saveSummary("t1", "unknown", { through: 2, text: "x", by: "extractive" });
       assert.equal(await store.get("t1", "unknown"), undefined, "a summary does not start a conversation");
     });

@@ -43,7 +43,10 @@ export interface ConversationStore {
   get(tenant: string, id: string): Promise<StoredConversation | undefined>;
   /** Appends one exchange and records who answered it. */
   append(tenant: string, id: string, messages: readonly Message[], target: ConversationTarget): Promise<void>;
-  /** Saves a newer summary (one covering more messages than the stored one, else nothing). */
+  /**
+   * Saves a newer summary: one covering more messages than the stored one, or as many when the
+   * stored one is extractive and this one is not (the edge's rewrite of it); else nothing.
+   */
   saveSummary(tenant: string, id: string, summary: ConversationSummary): Promise<void>;
   /** Removes the messages below `summary.through` (they are in it), if `expectedDropped` is still the stored `dropped`. */
   compact(tenant: string, id: string, expectedDropped: number, summary: ConversationSummary): Promise<boolean>;
