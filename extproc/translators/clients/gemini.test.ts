@@ -43,7 +43,7 @@ test("contents: system instruction, thought text as reasoning, calls matched to 
   assert.ok(model?.role === "assistant");
   assert.equal(model.reasoning, "hmm");
   const [c1, c2] = model.toolCalls ?? [];
-  assert.ok(c1?.id.startsWith("call_0__gx") && c2?.id === "call_1");
+  assert.ok(c1 && c2 && c1.id.startsWith("call_0__gx") && c2.id === "call_1");
   assert.deepEqual(
     [r1, r2],
     [
