@@ -103,7 +103,8 @@ export function parseResponsesRequest(json: unknown): Result<ResponsesCall, Fiel
   set("responseFormat", readFormat(r, json));
   const reasoning = r.object(json, "reasoning", "reasoning");
   if (reasoning) set("reasoningEffort", r.string(reasoning, "effort", "reasoning.effort"));
-  request.includeUsage = true;
+  // The Responses API always reports usage; OpenAI refuses `stream_options` on a request that does not stream.
+  if (request.stream) request.includeUsage = true;
 
   const previousResponseId = r.string(json, "previous_response_id", "previous_response_id");
   if (previousResponseId === "") r.fail("previous_response_id", "'previous_response_id' must not be empty.");

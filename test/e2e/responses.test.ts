@@ -89,6 +89,7 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
       assert.ok((res.usage?.total_tokens ?? 0) > 0);
       const sent = JSON.parse(openaiUp.requests.at(-1)?.body.toString("utf8") ?? "{}") as Json;
       assert.equal(openaiUp.requests.at(-1)?.path, "/v1/chat/completions");
+      assert.equal(sent.stream_options, undefined, "OpenAI refuses stream_options without stream");
       assert.deepEqual(sent.messages, [
         { role: "system", content: "Be brief." },
         { role: "user", content: "Hello" },
@@ -111,6 +112,7 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
         if (event.type === "response.completed") completed = event.response;
       }
       assert.equal(text, recordedStreamText());
+      assert.deepEqual((JSON.parse(openaiUp.requests.at(-1)?.body.toString("utf8") ?? "{}") as Json).stream_options, { include_usage: true });
       assert.deepEqual(types.slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
       assert.deepEqual(types.slice(-4), ["response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
       const message = completed?.output[0];
