@@ -87,3 +87,21 @@ test("a gear change sends the summary and the last two full turns; staying on th
   // The summary was saved for the next turns.
   assert.equal((await store.get("t", "c"))?.summary?.through, 2);
 });
+
+test("over the store's cap (max_messages): the history is summarized and the store compacted, the request never refused", async () => {
+  const store = new MemoryConversationStore({ ttlMs: 60_000, maxConversations: 10 });
+  const history: Message[] = [];
+  for (let i = 0; i < 6; i++) history.push(u(`Question ${i}: the code is ${1000 + i}.`), a(`Answer ${i}.`));
+  await store.append("t", "cap", history, "cloud");
+  // A window large enough that only the cap (8 messages, 12 stored) makes it summarize.
+  const settings = conversationsSchema.parse({ max_messages: 8 });
+  const turn = await new Conversations(store, settings, silentLogger()).open("t", "cap", "openai", { model: "gpt-4o", messages: [] }, [u("next")], "r");
+  assert.ok(!(turn instanceof Error));
+  const body = JSON.stringify(turn.forTarget("cloud", "gpt-4o"));
+  assert.match(body, /the code is 1000\./, "the oldest fact is in the summary");
+  assert.equal(turn.stats.summarized, 8);
+  const after = await store.get("t", "cap");
+  assert.equal(after?.dropped, 8, "the summarized messages were compacted away");
+  assert.equal(after?.messages.length, 4);
+  assert.equal(after?.summary?.through, 8);
+});

@@ -96,6 +96,12 @@ export class GatewayMetrics {
     labelNames: ["endpoint", "result", "layer"],
     registers: this.r,
   });
+  readonly conversationTokensSaved = new Counter({
+    name: "gearbox_conversation_tokens_saved_total",
+    help: "Kept conversations: history tokens not sent because older turns went as a summary (whole history minus what was sent), by route and tenant.",
+    labelNames: ["route", "tenant"],
+    registers: this.r,
+  });
   readonly edgeAnswers = new Counter({
     name: "gearbox_edge_answers_total",
     help: "Edge answers judged by the cascade, by outcome (kept, upgraded): the upgrade rate is upgraded over all.",

@@ -48,6 +48,8 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
   if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache, layer: r.cache_layer ?? "none" });
   if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
   if (r.runaway === "replayed") m.runawayReplays.inc({ tenant });
+  const saved = r.conversation ? r.conversation.history_tokens - r.conversation.sent_tokens : 0;
+  if (saved > 0) m.conversationTokensSaved.inc({ route, tenant }, saved);
   if (r.degraded !== undefined) m.degraded.inc({ tenant, limit: r.degraded });
   if (r.data_boundary)
     for (const [category, n] of Object.entries(r.data_boundary.counts)) m.dataBoundary.inc({ tenant, category, action: r.data_boundary.action }, n);

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
+import { pino } from "pino";
 import Anthropic from "@anthropic-ai/sdk";
 import type { Message } from "../../common/canonical/types.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
@@ -21,6 +22,9 @@ import { Governor } from "../../extproc/governance/governor.ts";
 import { generateKey } from "../../extproc/governance/keys.ts";
 import { MemoryLimiter } from "../../extproc/store/memory-limiter.ts";
 import { MemoryTenantStore } from "../../extproc/store/memory-tenant-store.ts";
+import type { RequestRecord } from "../../extproc/processor/request-record.ts";
+import { GatewayMetrics } from "../../extproc/telemetry/metrics.ts";
+import { countRequest } from "../../extproc/telemetry/request-telemetry.ts";
 import { entryTo, openAIProviderYaml, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 
 const KEY = "sk-conv-test";
@@ -191,11 +195,21 @@ describe("conversations: budgets, tenants, the API and a failing store (front do
       assert.equal(last.length, 1 + 4 + 1);
       assert.equal(last.at(-1), "user: What was the budget?");
       const record = gateway.logs.filter((l) => l.msg === "request").at(-1) as {
-        conversation?: { history_tokens: number; sent_tokens: number; summarized: number };
+        conversation?: { history_tokens: number; sent_tokens: number; summary_tokens: number; summarized: number; ratio: number };
       };
       assert.ok(record.conversation);
       assert.ok(record.conversation.sent_tokens < record.conversation.history_tokens, JSON.stringify(record.conversation));
       assert.equal(record.conversation.summarized, 4);
+      const c = record.conversation;
+      assert.ok(c.summary_tokens > 0 && c.ratio === Math.round((c.sent_tokens / c.history_tokens) * 1000) / 1000, JSON.stringify(c));
+      // The metric of tokens saved, from this request's record.
+      const metrics = new GatewayMetrics({}, { defaultMetrics: false });
+      countRequest(metrics, record as unknown as RequestRecord, config);
+      const saved = (await metrics.registry.getSingleMetric("gearbox_conversation_tokens_saved_total")?.get())?.values ?? [];
+      assert.deepEqual(
+        saved.map((v) => [v.labels.route, v.value]),
+        [["cloud", c.history_tokens - c.sent_tokens]],
+      );
     } finally {
       await gateway.close();
     }
@@ -254,7 +268,9 @@ describe("conversations: budgets, tenants, the API and a failing store (front do
       delete: () => Promise.reject(new Error("connection refused")),
       close: () => Promise.resolve(),
     };
-    const gateway = await startTestGateway(config, { conversations: conversationsFor(config, broken) });
+    const warned: Record<string, unknown>[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => warned.push(JSON.parse(line) as Record<string, unknown>) });
+    const gateway = await startTestGateway(config, { conversations: new Conversations(broken, config.conversations, logger) });
     try {
       const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
       const res = await client.chat.completions
@@ -270,6 +286,10 @@ describe("conversations: budgets, tenants, the API and a failing store (front do
       assert.deepEqual(sent(upstream, n), ["user: still works"]);
       const record = gateway.logs.filter((l) => l.msg === "request").at(-1) as { conversation?: { degraded?: boolean } };
       assert.equal(record.conversation?.degraded, true, "the request log says the store was not there");
+      assert.ok(
+        warned.some((l) => l.msg === "conversation store failed; the request goes on with what the client sent" && l.err === "connection refused"),
+        "and the failure is logged",
+      );
     } finally {
       await gateway.close();
     }
