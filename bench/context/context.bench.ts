@@ -9,6 +9,7 @@
  * The conversations are generated here from a fixed seed (nothing is downloaded or committed as
  * data). Facts are counted present when their exact text is in the summary or the kept turns.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Message } from "../../common/canonical/types.ts";
 import { conversationsSchema } from "../../extproc/conversation/config-schema.ts";
@@ -61,6 +62,40 @@ interface Generated {
   history: Message[];
   facts: string[];
   next: Message;
+}
+
+/** Real prompts (vicuna-bench, ../shared/data/routing, Apache-2.0) for the user turns, when the file is there. */
+const REAL_PROMPTS: string[] = (() => {
+  const file = new URL("../../../shared/data/routing/vicuna-bench.jsonl", import.meta.url);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .flatMap((l) => (JSON.parse(l) as { turns: string[] }).turns);
+})();
+
+/**
+ * The same shape with real prompts as the user's chatter: each user turn is a vicuna-bench
+ * question (names, numbers and capitalized words of its own, unlike the generated chatter), a
+ * planted English fact in 35 % of them.
+ */
+function generateReal(seed: number): Generated {
+  const r = rng(seed);
+  const turns = 5 + Math.floor(r() * 36);
+  const history: Message[] = [];
+  const facts: string[] = [];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)] as T;
+  for (let t = 0; t < turns; t++) {
+    const parts = [pick(REAL_PROMPTS)];
+    if (r() < 0.35) {
+      const fact = pick(EN.facts)(r, pick(EN.names));
+      facts.push(fact);
+      parts.push(fact);
+    }
+    history.push({ role: "user", content: parts.join(" ") });
+    history.push({ role: "assistant", content: [pick(EN.chatter), pick(EN.chatter), pick(EN.chatter)].join(" ") });
+  }
+  return { history, facts, next: { role: "user", content: "What did we settle on?" } };
 }
 
 function generate(seed: number): Generated {
@@ -177,5 +212,18 @@ for (const [window, share] of [
   [1_000, 0.5],
 ] as const)
   console.log(await run(share, window, conversations));
+if (REAL_PROMPTS.length > 0) {
+  const real = Array.from({ length: COUNT }, (_, i) => generateReal(5000 + i));
+  console.log(`\nUser turns from vicuna-bench's ${REAL_PROMPTS.length} real prompts (planted facts as above; assistant turns generated):\n`);
+  console.log("| budget (window × share) | history tokens | sent tokens | saved | planted facts | kept verbatim |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  for (const [window, share] of [
+    [128_000, 0.5],
+    [4_096, 0.5],
+    [2_000, 0.5],
+    [1_000, 0.5],
+  ] as const)
+    console.log(await run(share, window, real));
+} else console.log("\n(../shared/data/routing/vicuna-bench.jsonl not found: the real-prompt rows are skipped.)");
 console.log("\nA gear change (edge ↔ cloud) summarizes whatever the budget; the rows below 128 k show what that sends.\n");
 for (const line of await speed()) console.log(line);
