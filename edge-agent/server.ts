@@ -1,6 +1,6 @@
 /**
  * The edge agent's HTTP API (port 8088): OpenAI-compatible `/v1/chat/completions` (with
- * logprobs and confidence), `/v1/embeddings`, `/v1/models`; `/healthz`, `/readyz`, `/metrics`;
+ * logprobs and confidence), `/v1/embeddings`, `/v1/models`, `/v1/tokenize` (token counts by the model's own tokenizer); `/healthz`, `/readyz`, `/metrics`;
  * and `/admin/models` to load and unload models without a restart.
  */
 import http from "node:http";
@@ -40,6 +40,19 @@ function sendJson(res: http.ServerResponse, status: number, value: unknown, head
   const body = Buffer.from(JSON.stringify(value));
   res.writeHead(status, { "content-type": "application/json", "content-length": String(body.length), ...headers });
   res.end(body);
+}
+
+/** The most texts one `/v1/tokenize` counts. */
+export const TOKENIZE_MAX_TEXTS = 512;
+
+/** `POST /v1/tokenize`: `{model, texts: string[]}` → `{object: "tokenize", model, counts}` (Gearbox's, for history budgets). */
+function parseTokenize(json: unknown): { model: string; texts: string[] } {
+  if (!isObject(json)) throw invalidRequest("The body must be a JSON object.");
+  const { model, texts } = json;
+  if (typeof model !== "string" || model === "") throw invalidRequest("'model' is required.", "model");
+  if (!Array.isArray(texts) || texts.length === 0 || texts.length > TOKENIZE_MAX_TEXTS || !texts.every((t) => typeof t === "string"))
+    throw invalidRequest(`'texts' must be 1 to ${TOKENIZE_MAX_TEXTS} strings.`, "texts");
+  return { model, texts };
 }
 
 function readJson(req: http.IncomingMessage): Promise<unknown> {
@@ -166,6 +179,13 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       }
       return { endpoint: "embeddings", model: entry.spec.id, status: 200, inputTokens };
     }
+    if (method === "POST" && path === "/v1/tokenize") {
+      const { model, texts } = parseTokenize(await readJson(req));
+      const entry = registry.get(model);
+      if (!entry.model.countTexts) throw invalidRequest(`Model '${entry.spec.id}' has no tokenizer to count with.`, "model", "unsupported_model");
+      sendJson(res, 200, { object: "tokenize", model: entry.spec.id, counts: await entry.model.countTexts(texts) });
+      return { endpoint: "tokenize", model: entry.spec.id, status: 200 };
+    }
     throw new GatewayError(404, "invalid_request_error", `Invalid URL (${method} ${path})`, { code: "unknown_url" });
   }
 
@@ -190,6 +210,13 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       logger.info({ model: id }, "model unloaded");
       sendJson(res, 200, { id, unloaded: true });
       return { endpoint: "admin", model: id, status: 200 };
+    }
+    if (method === "POST" && path === "/v1/tokenize") {
+      const { model, texts } = parseTokenize(await readJson(req));
+      const entry = registry.get(model);
+      if (!entry.model.countTexts) throw invalidRequest(`Model '${entry.spec.id}' has no tokenizer to count with.`, "model", "unsupported_model");
+      sendJson(res, 200, { object: "tokenize", model: entry.spec.id, counts: await entry.model.countTexts(texts) });
+      return { endpoint: "tokenize", model: entry.spec.id, status: 200 };
     }
     throw new GatewayError(404, "invalid_request_error", `Invalid URL (${method} ${path})`, { code: "unknown_url" });
   }

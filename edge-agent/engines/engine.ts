@@ -76,6 +76,8 @@ export interface LoadedModel {
   info(): ModelInfo;
   /** Tokens a prompt takes, for the context-overflow check before generating. */
   countTokens(messages: ChatTurn[]): Promise<number>;
+  /** Each text's tokens with the model's own tokenizer, no chat template (`POST /v1/tokenize`); absent → the engine has none. */
+  countTexts?(texts: readonly string[]): Promise<number[]>;
   /** Streams the answer; the last event is `done`. Throws `EngineError` on engine failure. */
   chat(params: ChatParams): AsyncIterable<ChatEvent>;
   embed(texts: string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }>;

@@ -113,6 +113,15 @@ export class LlamaCppModel implements LoadedModel {
     }
   }
 
+  countTexts(texts: readonly string[]): Promise<number[]> {
+    try {
+      this.ensureOpen();
+      return Promise.resolve(texts.map((t) => (t === "" ? 0 : this.model.tokenize(t).length)));
+    } catch (err) {
+      return Promise.reject(toEngineError(err, "tokenizing"));
+    }
+  }
+
   async *chat(params: ChatParams): AsyncIterable<ChatEvent> {
     this.ensureOpen();
     const format = this.chatFormat();

@@ -20,6 +20,7 @@ import { assemble, type Assembled } from "./assemble.ts";
 import { compressed, uncompressed, type CompressedHistory } from "./compress.ts";
 import type { ConversationsConfig } from "./config-schema.ts";
 import type { EdgeSummarizer } from "./edge-summarizer.ts";
+import type { EdgeTokenCounts } from "./edge-tokens.ts";
 import type { ConversationStore, ConversationTarget, StoredConversation } from "./store.ts";
 import { tokenCounterFor, type TokenCounter } from "./tokens.ts";
 import { contextWindow } from "./windows.ts";
@@ -71,9 +72,22 @@ export class Conversations {
     readonly store: ConversationStore,
     readonly settings: ConversationsConfig,
     private readonly logger: Logger,
-    /** Rewrites new summaries with the edge model beside the request; absent → extractive only. */
-    readonly summarizer?: EdgeSummarizer,
+    readonly extras: {
+      /** Rewrites new summaries with the edge model beside the request; absent → extractive only. */
+      summarizer?: EdgeSummarizer;
+      /** Edge models' token counts from the agents' tokenizer; absent → `o200k_base` for them too. */
+      edgeTokens?: EdgeTokenCounts;
+    } = {},
   ) {}
+
+  get summarizer(): EdgeSummarizer | undefined {
+    return this.extras.summarizer;
+  }
+
+  /** The token counter for `model` on `target`. */
+  counterFor(target: ConversationTarget, model: string): TokenCounter {
+    return (target === "edge" ? this.extras.edgeTokens?.counterFor(model) : undefined) ?? tokenCounterFor(model);
+  }
 
   /**
    * The request's conversation, its history assembled. A store failure is logged and the request
@@ -161,7 +175,7 @@ export class ConversationTurn {
    * change; else the summary of everything older than the last two full turns.
    */
   forTarget(target: ConversationTarget, model: string): JsonObject {
-    const counter = tokenCounterFor(model);
+    const counter = this.owner.counterFor(target, model);
     const settings = this.owner.settings;
     const budget = contextWindow(model, target, settings.context_windows, settings.edge_context_tokens) * settings.history_share;
     const whole = uncompressed(this.input());

@@ -6,6 +6,7 @@
 import type { GatewayConfig } from "../config/load.ts";
 import type { EdgeDirectory } from "../edge/agents.ts";
 import { EdgeSummarizer } from "./edge-summarizer.ts";
+import { EdgeTokenCounts } from "./edge-tokens.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
 import { connectRedis } from "../store/redis.ts";
 import type { SharedStateHealth } from "../store/store-health.ts";
@@ -45,11 +46,13 @@ export function createConversations(
   if (!settings.enable) return { describe: "  conversations   off", close: () => Promise.resolve() };
   const ttl = `ttl ${settings.ttl_ms} ms`;
   const summarizer = edgeSummarizerFor(config, options.edges);
+  const edges = options.edges;
+  const extras = { ...(summarizer && { summarizer }), ...(edges && { edgeTokens: new EdgeTokenCounts({ agents: () => edges }) }) };
   const summaries = summarizer ? `${summarizer.by} summaries, extractive until written and when it fails` : "extractive summaries";
   if (!options.redisUrl) {
     const store = new MemoryConversationStore({ ttlMs: settings.ttl_ms, maxConversations: settings.max_conversations });
     return {
-      conversations: new Conversations(store, settings, options.logger, summarizer),
+      conversations: new Conversations(store, settings, options.logger, extras),
       describe: `  conversations   in memory (${settings.max_conversations} at most, ${ttl}; ${summaries})`,
       close: () => store.close(),
     };
@@ -61,7 +64,7 @@ export function createConversations(
     ? new GuardedConversationStore(inner, { health, readTimeoutMs: config.shared_state.read_timeout_ms, maxStaleMs: config.shared_state.max_stale_ms })
     : inner;
   return {
-    conversations: new Conversations(store, settings, options.logger, summarizer),
+    conversations: new Conversations(store, settings, options.logger, extras),
     describe: `  conversations   on Redis (REDIS_URL, ${ttl}; ${summaries})`,
     close: () => Promise.resolve(redis.disconnect()),
   };

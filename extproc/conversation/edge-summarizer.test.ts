@@ -2,7 +2,8 @@
  * The edge summarizer against a real edge agent (llama.cpp with the tiny GGUF: the text it writes
  * means nothing, the mechanics are real) and against agents that fail or are too slow: the
  * extractive summary is sent either way, the edge's replaces it in the store when written, and a
- * failure leaves the extractive one standing.
+ * failure leaves the extractive one standing. And edge token counts from the agent's tokenizer
+ * (`/v1/tokenize`).
  */
 import assert from "node:assert/strict";
 import { mkdtemp } from "node:fs/promises";
@@ -24,7 +25,9 @@ import type { EdgeDirectory } from "../edge/agents.ts";
 import { conversationsSchema } from "./config-schema.ts";
 import { Conversations } from "./conversations.ts";
 import { EdgeSummarizer } from "./edge-summarizer.ts";
+import { EdgeTokenCounts } from "./edge-tokens.ts";
 import { MemoryConversationStore } from "./memory-store.ts";
+import { tokenCounterFor } from "./tokens.ts";
 
 let registry: ModelRegistry;
 let agent: EdgeAgentServer;
@@ -58,7 +61,7 @@ const HISTORY = [u("My name is Ada."), a("Hello Ada."), u("The budget is 4471 eu
 async function conversationWith(summarizer: EdgeSummarizer) {
   const store = new MemoryConversationStore({ ttlMs: 60_000, maxConversations: 10 });
   await store.append("t", "c", HISTORY, "cloud");
-  const conversations = new Conversations(store, conversationsSchema.parse({}), silentLogger(), summarizer);
+  const conversations = new Conversations(store, conversationsSchema.parse({}), silentLogger(), { summarizer });
   const turn = await conversations.open("t", "c", "openai", { model: "tiny", messages: [] }, [u("What was the budget?")], "r1");
   assert.ok(!(turn instanceof Error));
   // The gear changes (cloud → edge): the history is summarized whatever the budget.
@@ -112,4 +115,48 @@ test("a slow agent times out, a failing one answers 500, none serves the model: 
     slow.close();
     failing.close();
   }
+});
+
+test("the edge agent's /v1/tokenize counts with the model's tokenizer; bad input is a 400 naming the field", async () => {
+  const base = `http://127.0.0.1:${agent.port}/v1/tokenize`;
+  const post = (body: unknown) => fetch(base, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const ok = await post({ model: "tiny", texts: ["The budget is 4471 euros.", ""] });
+  assert.equal(ok.status, 200);
+  const json = (await ok.json()) as { object: string; model: string; counts: number[] };
+  assert.equal(json.object, "tokenize");
+  assert.equal(json.counts.length, 2);
+  assert.ok(Number.isInteger(json.counts[0]) && (json.counts[0] ?? 0) > 0);
+  assert.equal(json.counts[1], 0);
+  for (const [body, param] of [
+    [{ model: "tiny", texts: [] }, "texts"],
+    [{ model: "tiny", texts: [1] }, "texts"],
+    [{ texts: ["x"] }, "model"],
+  ] as const) {
+    const res = await post(body);
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: { param: string } }).error.param, param);
+  }
+  assert.equal((await post({ model: "absent", texts: ["x"] })).status, 404);
+});
+
+test("edge token counts: a stand-in on first sight, the agent's count once it answered (batched beside the request); a failing agent keeps the stand-in", async () => {
+  const text = "Ship the Bluefin release on 3 March with a budget of 4471 euros, Ada said.";
+  const agentCount = (
+    (await (await fetch(`http://127.0.0.1:${agent.port}/v1/tokenize`, { method: "POST", body: JSON.stringify({ model: "tiny", texts: [text] }) })).json()) as {
+      counts: number[];
+    }
+  ).counts[0];
+  const standIn = tokenCounterFor("gpt-4o").text(text);
+  assert.notEqual(agentCount, standIn, "the tiny model's vocabulary is not o200k's (else this test could not tell them apart)");
+  const counts = new EdgeTokenCounts({ agents: () => at(`127.0.0.1:${agent.port}`) });
+  const counter = counts.counterFor("tiny");
+  assert.equal(counter.text(text), standIn);
+  await counts.settled("tiny");
+  assert.equal(counter.text(text), agentCount);
+  assert.equal(counter.messages([u(text)]), 3 + (agentCount ?? 0) + 3);
+
+  const failing = new EdgeTokenCounts({ agents: () => at("127.0.0.1:1"), timeoutMs: 300 });
+  assert.equal(failing.counterFor("tiny").text(text), standIn);
+  await failing.settled("tiny");
+  assert.equal(failing.counterFor("tiny").text(text), standIn);
 });
