@@ -20,9 +20,9 @@ after(async () => {
 const header = (key: string, value: string) => ({ key, raw_value: Buffer.from(value) });
 
 /** Sends `messages` on one Process stream; resolves with every response once the server ends it. */
-function converse(messages: ProcessingRequest[]): Promise<ProcessingResponse__Output[]> {
+function converse(messages: ProcessingRequest[], address = gateway.extProcAddress): Promise<ProcessingResponse__Output[]> {
   const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
-  const client = new Client(gateway.extProcAddress, grpc.credentials.createInsecure());
+  const client = new Client(address, grpc.credentials.createInsecure());
   return new Promise((resolve, reject) => {
     const responses: ProcessingResponse__Output[] = [];
     const call = client.Process();
@@ -212,29 +212,14 @@ test("a pending phase asks Envoy for more time only once it has taken SLOW_PHASE
   };
   const slowGateway = await startTestGateway(config, { cache });
   try {
-    const Client = extProcPackage().envoy.service.ext_proc.v3.ExternalProcessor;
-    const talk = (): Promise<ProcessingResponse__Output[]> => {
-      const client = new Client(slowGateway.extProcAddress, grpc.credentials.createInsecure());
-      return new Promise((resolve, reject) => {
-        const responses: ProcessingResponse__Output[] = [];
-        const call = client.Process();
-        call.on("data", (r: ProcessingResponse__Output) => responses.push(r));
-        call.on("error", reject);
-        call.on("end", () => {
-          client.close();
-          resolve(responses);
-        });
-        call.write(chatHeaders);
-        // temperature 0: a cacheable request, so the phase waits on the cache lookup.
-        call.write({
-          request_body: {
-            body: Buffer.from(JSON.stringify({ model: "gpt-4o", temperature: 0, messages: [{ role: "user", content: "hi" }] })),
-            end_of_stream: true,
-          },
-        });
-        call.end();
-      });
+    // temperature 0: a cacheable request, so the phase waits on the cache lookup.
+    const cacheable: ProcessingRequest = {
+      request_body: {
+        body: Buffer.from(JSON.stringify({ model: "gpt-4o", temperature: 0, messages: [{ role: "user", content: "hi" }] })),
+        end_of_stream: true,
+      },
     };
+    const talk = () => converse([chatHeaders, cacheable], slowGateway.extProcAddress);
     const fast = await talk();
     assert.deepEqual(
       fast.map((r) => r.response ?? (r.override_message_timeout ? "override" : "?")),
