@@ -31,10 +31,20 @@ export function responseStore(): ResponseStore {
   if (!store) {
     const url = process.env.REDIS_URL;
     store = url
-      ? new RedisResponseStore(connectRedis(url, { name: "gearbox-responses" }), { ttlMs: DEFAULT_RESPONSE_TTL_MS }, "gearbox:", true)
+      ? new RedisResponseStore(unrefConnection(connectRedis(url, { name: "gearbox-responses" })), { ttlMs: DEFAULT_RESPONSE_TTL_MS }, "gearbox:", true)
       : new MemoryResponseStore({ ttlMs: DEFAULT_RESPONSE_TTL_MS });
   }
   return store;
+}
+
+/**
+ * Nobody closes the process-wide store, so its connection (each one, across reconnects) must not
+ * keep the process alive: without this a process that ever served a Responses call never exits
+ * on its own (a CLI run, a test file).
+ */
+function unrefConnection<C extends { stream: { unref?: () => void } | undefined; on(event: "connect", f: () => void): unknown }>(client: C): C {
+  client.on("connect", () => client.stream?.unref?.());
+  return client;
 }
 
 /** Replaces the process's response store (tests, or a runtime that builds its own). */
