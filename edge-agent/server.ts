@@ -211,13 +211,6 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       sendJson(res, 200, { id, unloaded: true });
       return { endpoint: "admin", model: id, status: 200 };
     }
-    if (method === "POST" && path === "/v1/tokenize") {
-      const { model, texts } = parseTokenize(await readJson(req));
-      const entry = registry.get(model);
-      if (!entry.model.countTexts) throw invalidRequest(`Model '${entry.spec.id}' has no tokenizer to count with.`, "model", "unsupported_model");
-      sendJson(res, 200, { object: "tokenize", model: entry.spec.id, counts: await entry.model.countTexts(texts) });
-      return { endpoint: "tokenize", model: entry.spec.id, status: 200 };
-    }
     throw new GatewayError(404, "invalid_request_error", `Invalid URL (${method} ${path})`, { code: "unknown_url" });
   }
 
