@@ -3,11 +3,12 @@
  *  1. precision and recall per structured category over the generated corpus (`corpus.ts`);
  *  2. restoration exactness: every masked sample restored from a whole JSON answer and from an
  *     SSE stream cut at every character position (so each placeholder is split every way);
- *  3. detection + masking of a 2 KB prompt (a chat body with planted values): per-call latency
- *     percentiles, beside JSON.parse of the same body in the same run as the baseline.
+ *  3. detection + masking of 2 KB prompts (a chat body with planted values, and two without):
+ *     per-call latency percentiles, beside JSON.parse of the same body in the same run.
  * `--write` also writes the corpus to bench/boundary/corpus.jsonl.
  */
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { detect } from "../../extproc/boundary/detect.ts";
 import { Masker, maskText, scanBody } from "../../extproc/boundary/mask.ts";
 import { boundaryPolicy, dataBoundarySchema } from "../../extproc/boundary/policy.ts";
@@ -91,37 +92,68 @@ console.log(
   `\nrestoration: ${restored}/${checks} samples exact (${((100 * restored) / checks).toFixed(2)} %), whole JSON and ${streamChecks} two-chunk streams cut at every position`,
 );
 
-// 3. Latency on a 2 KB prompt.
-const filler = "The quarterly report covers revenue, churn and the roadmap for the next two releases. 季度报告包括收入、流失率以及接下来两个版本的路线图。 ";
-let prompt = "";
-let k = 0;
-while (Buffer.byteLength(prompt) < 2048) prompt += k++ % 4 === 0 ? `${samples[k]!.text} ` : filler;
-const body = {
+// 3. Latency on 2 KB prompts: prose of a support/ops chat in English and Chinese, (a) with four
+// planted values and their hard negatives, (b) with hard negatives only (dates, versions, order
+// numbers, a hash: no value to find), (c) prose alone. (b) and (c) are the common case.
+const prose = [
+  "The quarterly report covers revenue, churn and the roadmap for the next two releases.",
+  "Could you rewrite the following paragraph so that it reads more clearly for a customer audience?",
+  "季度报告包括收入、流失率以及接下来两个版本的路线图。",
+  "We moved the billing service behind the new gateway last week, and latency has been stable since.",
+  "请帮我把这段说明改写得更简洁一些，面向的是第一次使用产品的客户。",
+  "Summarize the discussion below and list the action items with their owners.",
+  "The migration plan keeps the old endpoints running until every client has switched over.",
+  "会议纪要如下，请整理出主要结论和待办事项。",
+];
+const planted = samples.filter((s) => s.spans.length === 1);
+const negatives = samples.filter((s) => s.spans.length === 0);
+function promptOf(extra: readonly { text: string }[]): string {
+  let out = "";
+  let k = 0;
+  for (let i = 0; Buffer.byteLength(out) < 2048; i++) out += (i % 5 === 4 && k < extra.length ? extra[k++]!.text : prose[i % prose.length]!) + " ";
+  return out;
+}
+const prompts = {
+  "4 planted values": promptOf(planted.slice(0, 4)),
+  "hard negatives only": promptOf(negatives.slice(0, 4)),
+  "prose only": promptOf([]),
+};
+const bodyOf = (prompt: string) => ({
   model: "gpt-4o-mini",
   messages: [
-    { role: "system", content: "You are a helpful assistant." },
+    { role: "system", content: "You are a helpful assistant for the operations team. Answer concisely." },
     { role: "user", content: prompt },
   ],
-};
-const raw = JSON.stringify(body);
-console.log(`\nprompt: ${Buffer.byteLength(prompt)} bytes, ${detect(prompt, rules).length} planted values`);
+});
 const full = boundaryPolicy(
   dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact", confidential: "redact", keywords: ["Project Falcon"] }),
   "bench",
   "x",
 )!;
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+console.log(`\nload average before: ${load()}; 50,000 calls each after 5,000 warm-up`);
 function measure(name: string, f: () => unknown): void {
-  for (let i = 0; i < 2000; i++) f();
-  const times: number[] = [];
-  for (let i = 0; i < 20000; i++) {
+  for (let i = 0; i < 5000; i++) f();
+  const times = new Float64Array(50000);
+  for (let i = 0; i < times.length; i++) {
     const a = process.hrtime.bigint();
     f();
-    times.push(Number(process.hrtime.bigint() - a) / 1000);
+    times[i] = Number(process.hrtime.bigint() - a) / 1000;
   }
-  times.sort((x, y) => x - y);
+  times.sort();
   const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
-  console.log(`${name.padEnd(44)} p50 ${q(0.5).padStart(6)} µs  p99 ${q(0.99).padStart(6)} µs  p99.9 ${q(0.999).padStart(6)} µs`);
+  console.log(`${name.padEnd(58)} p50 ${q(0.5).padStart(6)} µs  p99 ${q(0.99).padStart(6)} µs  p99.9 ${q(0.999).padStart(6)} µs`);
 }
-measure("baseline: JSON.parse of the body", () => JSON.parse(raw));
-measure("detect + mask (pii, secrets redact)", () => scanBody(body, policy, raw));
-measure("detect + mask (+ keywords and markers)", () => scanBody(body, full, raw));
+for (const [name, prompt] of Object.entries(prompts)) {
+  const body = bodyOf(prompt);
+  const raw = JSON.stringify(body);
+  const values = detect(prompt, rules).length;
+  console.log(`prompt "${name}": ${Buffer.byteLength(prompt)} bytes, ${values} values found`);
+  measure("  baseline: JSON.parse of the body", () => JSON.parse(raw));
+  measure("  detect + mask (pii, secrets redact)", () => scanBody(body, policy, raw));
+  measure("  detect + mask (+ a keyword and the markers)", () => scanBody(body, full, raw));
+}
+console.log(`load average after: ${load()}`);

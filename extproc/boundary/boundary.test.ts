@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { bankCardValid, detect, ibanValid, residentIdValid, type CustomRules } from "./detect.ts";
+import { corpus } from "../../bench/boundary/corpus.ts";
+import { bankCardValid, detect, EXPRESSIONS, expressionMatches, ibanValid, residentIdValid, type CustomRules } from "./detect.ts";
 import { Masker, scanBody } from "./mask.ts";
 import { boundaryPolicy, dataBoundarySchema, type BoundaryPolicy } from "./policy.ts";
 import { StreamRestorer } from "./stream-restore.ts";
@@ -31,6 +32,31 @@ describe("detectors", () => {
       ),
       [],
     );
+  });
+
+  it("find, from candidate positions only, exactly what one combined expression over the whole text finds", () => {
+    const combined = new RegExp(EXPRESSIONS.map(([, s]) => `(${s})`).join("|"), "g");
+    const reference = (text: string) =>
+      [...text.matchAll(combined)].map((m) => {
+        const i = m.findIndex((g, j) => j > 0 && g !== undefined);
+        return [EXPRESSIONS[i - 1]![0], m.index, m[0]];
+      });
+    const texts = corpus(3000, 41).map((s) => s.text);
+    for (let i = 0; i + 5 < texts.length; i += 5) texts.push(texts.slice(i, i + 5).join(" "));
+    texts.push(
+      "key=sk_live_abcdefghijKLMNOP1234, rk_test_ABCDEFGHIJKLMNOPQRST, glpat-abcdefghij1234567890, mysk-proj-abcdefghijklmnopqrstuvwxyz0123",
+      "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U, xoxb-abcdefghijk, prefixAKIAIOSFODNN7EXAMPLE",
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- then ghp_" + "Ab1".repeat(12),
+      "call +1 (415) 555-1234 or (415) 555-1234 or 0086 138 1234 5678 or ::1 or fe80::1 or 2001:db8::ff00:42:8329 at 10:30:00",
+      "DE89370400440532013000 GB82 WEST 1234 5698 7654 32 xDE89370400440532013000 4111 1111 1111 1111 123-45-6789",
+    );
+    let matched = 0;
+    for (const t of texts) {
+      const want = reference(t);
+      matched += want.length;
+      assert.deepEqual(expressionMatches(t), want, t);
+    }
+    assert.ok(matched > 3000, `only ${matched} matches: the texts do not exercise the expressions`);
   });
 
   it("find tenant keywords, patterns and markers", () => {

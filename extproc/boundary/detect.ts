@@ -1,13 +1,17 @@
 /**
  * The data boundary's detectors: where a text carries values that must not leave as they are.
- * One pass of one combined regular expression finds candidates; each candidate is then checked
- * by its category's validator (Luhn for cards, the ISO 7064 check digit of a Chinese resident ID,
- * mod-97 for an IBAN, `net.isIP` for addresses, character entropy for unprefixed tokens), so
- * order numbers, dates, version strings and hashes fall out. Per-tenant keywords and patterns
- * and confidential markers are a second, plain scan. Names and street addresses are not
- * detected (see the README's data-boundary section).
+ * A cheap scan finds the positions where a structured value may begin (runs of digits, `+`, `(`,
+ * `:`, long runs of key characters, known key prefixes, `@`); the candidate expressions run
+ * sticky there only, and each candidate is then checked by its category's validator (Luhn for
+ * cards, the ISO 7064 check digit of a Chinese resident ID, mod-97 for an IBAN, `net.isIP` for
+ * addresses, character entropy for unprefixed tokens), so order numbers, dates, version strings
+ * and hashes fall out. Per-tenant keywords and patterns and confidential markers are a second,
+ * plain scan. Names and street addresses: `names.ts`.
  */
 import { isIPv4, isIPv6 } from "node:net";
+import { bankCardValid, ibanValid, looksRandom, residentIdValid, ssnValid } from "./validators.ts";
+
+export { bankCardValid, ibanValid, looksRandom, residentIdValid, ssnValid };
 
 /** What a detected value is. */
 export type Category = "email" | "phone" | "national_id" | "bank_card" | "iban" | "ip" | "secret" | "keyword" | "marker";
@@ -34,9 +38,10 @@ export interface CustomRules {
   markers: readonly string[];
 }
 
-// Candidates, in the order they win at one position. Named groups would cost a lookup per match:
-// the group's index says the category.
-const SOURCES: [Category | "cn_id" | "ssn" | "ipv6" | "token", string][] = [
+// The expressions, in the order they win at one position; each runs sticky, only where the scan
+// below says a match may begin.
+export type Kind = Category | "cn_id" | "ssn" | "ipv6" | "token";
+const SOURCES: [Kind, string][] = [
   // Known key and token shapes (OpenAI, Anthropic, AWS, GitHub, Slack, Google, GitLab, Stripe, JWT, PEM).
   [
     "secret",
@@ -49,18 +54,150 @@ const SOURCES: [Category | "cn_id" | "ssn" | "ipv6" | "token", string][] = [
   // Chinese mobile (+86 optional), then international numbers written with `+`, then North American (xxx) xxx-xxxx.
   [
     "phone",
-    String.raw`(?=[\d+(])(?:(?<![\d+])(?:(?:\+|00)86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)|(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}(?!\d)|(?<![\w-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\d-]))`,
+    String.raw`(?:(?<![\d+])(?:(?:\+|00)86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)|(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}(?!\d)|(?<![\w-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\d-]))`,
   ],
   ["ip", String.raw`(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.]|\.\d)`],
   ["ipv6", String.raw`(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])`],
   // Unprefixed tokens: long runs of key characters, kept only when they look random (below).
   ["token", String.raw`(?<![\w-])[A-Za-z0-9_-]{24,}(?![\w-])`],
 ];
-
-const COMBINED = new RegExp(SOURCES.map(([, s]) => `(${s})`).join("|"), "g");
+/** The expressions in their order (kind, source). */
+export const EXPRESSIONS: readonly (readonly [Kind, string])[] = SOURCES;
+const STICKY = SOURCES.map(([, s]) => new RegExp(s, "y"));
 const KINDS = SOURCES.map(([k]) => k);
-// Cheap gate: no digit, '@', run of key characters (an AWS key id is 20) or PEM header → nothing structured can be in the text.
-const MAYBE = /[\d@]|[A-Za-z0-9_-]{20}|-----BEGIN/;
+const [SECRET, IBAN, CN_ID, SSN, CARD, PHONE, IP, IPV6, TOKEN] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+
+// Character classes of ASCII (anything else is none of them).
+const KEY = 1; // [A-Za-z0-9_-]
+const DIGIT = 2;
+const HEX = 4;
+const UPPER = 8;
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  CLASS[c] = (/[A-Za-z0-9_-]/.test(ch) ? KEY : 0) | (/\d/.test(ch) ? DIGIT : 0) | (/[0-9A-Fa-f]/.test(ch) ? HEX : 0) | (/[A-Z]/.test(ch) ? UPPER : 0);
+}
+const cls = (text: string, i: number): number => {
+  const c = text.charCodeAt(i);
+  return c < 128 ? CLASS[c]! : 0; // NaN (outside the text) is not < 128
+};
+
+// Where a candidate may begin, as flags: which expressions to try there.
+const AT_SECRET = 1;
+const AT_NUMBER = 2; // iban, cn_id, ssn, bank_card, phone, ip (each guarded by its own first characters)
+const AT_IPV6 = 4;
+const AT_TOKEN = 8;
+// A run of digits begins (or a `+`/`(` before one), or a `:` another `:` follows within four hex digits.
+const NUMBER_AT = /(?<!\d)\d|[+(](?=\d)|:(?=[0-9A-Fa-f]{0,4}:)/g;
+// The literal beginnings of the known key shapes. All but three lie in a run of 20 or more key
+// characters and are looked for only there; the three others are found by their literal.
+const SECRET_AT = /sk-|AKIA|gh[pousr]_|github_pat_|xox[abprs]-|AIza|glpat-|[rs]k_(?:live|test)_|eyJ|-----BEGIN /g;
+const SHORT_SECRETS = /xox[abprs]-|eyJ|-----BEGIN /g;
+const KEY_RUN_MIN = 20;
+const TOKEN_MIN = 24;
+
+/**
+ * Positions where one of the expressions may match, each tagged with the ones to try (encoded
+ * `position * 16 + flags`, sorted). Every match of an expression begins at one of these: the
+ * number expressions at the start of a run of digits (or two capitals before it for an IBAN, a
+ * `+` or `(` for a phone), an IPv6 address at the hex run before a `:`, a token at the start of a
+ * run of 24 or more key characters, a known key at its literal prefix. Regular expressions scan
+ * for the single characters (faster here than a loop over the text's characters); runs of key
+ * characters are found by looking at every 20th character only.
+ */
+function candidates(text: string): number[] {
+  const out: number[] = [];
+  NUMBER_AT.lastIndex = 0;
+  while (NUMBER_AT.test(text)) {
+    const i = NUMBER_AT.lastIndex - 1;
+    const c = text.charCodeAt(i);
+    if (c !== 58 /* : */) {
+      if (c !== 43 && c !== 40 && i >= 2 && cls(text, i - 1) & UPPER && cls(text, i - 2) & UPPER) insert(out, (i - 2) * 16 + AT_NUMBER);
+      insert(out, i * 16 + AT_NUMBER);
+      continue;
+    }
+    let b = i;
+    while (b > i - 4 && cls(text, b - 1) & HEX) b--;
+    insert(out, b * 16 + AT_IPV6);
+  }
+  // Any run of KEY_RUN_MIN key characters covers one of the probed positions.
+  const n = text.length;
+  for (let j = KEY_RUN_MIN - 1; j < n; j += KEY_RUN_MIN) {
+    if (!(cls(text, j) & KEY)) continue;
+    let start = j;
+    while (cls(text, start - 1) & KEY) start--;
+    let end = j + 1;
+    while (cls(text, end) & KEY) end++;
+    if (end - start >= TOKEN_MIN) insert(out, start * 16 + AT_TOKEN);
+    if (end - start >= KEY_RUN_MIN) {
+      // Within the run only (from its start, the expression would search the rest of the text).
+      const run = text.slice(start, end);
+      SECRET_AT.lastIndex = 0;
+      for (let m = SECRET_AT.exec(run); m !== null; m = SECRET_AT.exec(run)) insert(out, (start + m.index) * 16 + AT_SECRET);
+    }
+    j = end;
+  }
+  SHORT_SECRETS.lastIndex = 0;
+  for (let m = SHORT_SECRETS.exec(text); m !== null; m = SHORT_SECRETS.exec(text)) insert(out, m.index * 16 + AT_SECRET);
+  return out;
+}
+
+/** `v` put in its place in the sorted `out` (they come nearly in order: a comparator sort would cost more than the scan). */
+function insert(out: number[], v: number): void {
+  let j = out.length;
+  out.push(v);
+  while (j > 0 && out[j - 1]! > v) {
+    out[j] = out[j - 1]!;
+    j--;
+  }
+  out[j] = v;
+}
+
+/** The first expression matching at `p` among those `flags` allow, in their order; its index, its match in `STICKY[index]`. */
+function matchAt(text: string, p: number, flags: number): [number, string] | undefined {
+  const first = cls(text, p);
+  let digits = 0; // the run of digits at p
+  if (first & DIGIT) while (cls(text, p + digits) & DIGIT) digits++;
+  for (let e = 0; e < STICKY.length; e++) {
+    if (!allowed(text, p, e, flags, first, digits)) continue;
+    const re = STICKY[e]!;
+    re.lastIndex = p;
+    const m = re.exec(text);
+    if (m) return [e, m[0]];
+  }
+  return undefined;
+}
+
+/**
+ * A cheap necessary condition for expression `e` to match at `p`, from the class of `text[p]`
+ * (`first`) and the run of `digits` there: each expression's own first characters.
+ */
+function allowed(text: string, p: number, e: number, flags: number, first: number, digits: number): boolean {
+  if (e === SECRET) return (flags & AT_SECRET) !== 0;
+  if (e === IPV6) return (flags & AT_IPV6) !== 0;
+  if (e === TOKEN) return (flags & AT_TOKEN) !== 0;
+  if (!(flags & AT_NUMBER)) return false;
+  const after = text.charCodeAt(p + digits);
+  switch (e) {
+    case IBAN:
+      return (first & UPPER) !== 0 && (cls(text, p + 2) & DIGIT) !== 0;
+    case CN_ID:
+      return digits >= 17;
+    case SSN:
+      return digits === 3 && after === 45; /* - */
+    case CARD:
+      // (\d{4}[ -]?){3}\d{1,7}: four digits and a separator, eight, or twelve and more.
+      return digits === 4 || digits === 8 || digits >= 12;
+    case PHONE:
+      // +…, (xxx), 1[3-9]x…, 00 86…, or xxx followed by a separator.
+      if (digits === 0) return text.charCodeAt(p) === 43 || text.charCodeAt(p) === 40;
+      return digits >= 4 || (digits === 3 && (after === 32 || after === 46 || after === 45 || after === 41));
+    case IP:
+      return digits >= 1 && digits <= 3 && after === 46; /* . */
+    default:
+      return false;
+  }
+}
 
 const VERSION_BEFORE = /(?:version|ver\.?|build|release|v)[ :]*$/i;
 const LOCAL = /[A-Za-z0-9._%+-]/;
@@ -79,22 +216,43 @@ function emails(text: string, out: Detection[]): void {
   }
 }
 
+/**
+ * The expressions' matches in `text`, in order: the same as one combined expression of all of
+ * them run over the whole text (`EXPRESSIONS`, alternatives in their order), at a fraction of
+ * its cost — tried only at the positions `candidates` finds, in their order at each, and a match
+ * skipped over whether it is kept or not.
+ */
+function eachMatch(text: string, f: (kind: Kind, start: number, value: string) => void): void {
+  let end = 0;
+  const cands = candidates(text);
+  for (let i = 0; i < cands.length; i++) {
+    const p = Math.floor(cands[i]! / 16);
+    let flags = cands[i]! % 16;
+    while (i + 1 < cands.length && Math.floor(cands[i + 1]! / 16) === p) flags |= cands[++i]! % 16;
+    if (p < end) continue;
+    const m = matchAt(text, p, flags);
+    if (!m) continue;
+    end = p + m[1].length;
+    f(KINDS[m[0]]!, p, m[1]);
+  }
+}
+
+/** `eachMatch`'s matches as a list (for the test that holds it to the combined expression). */
+export function expressionMatches(text: string): [Kind, number, string][] {
+  const out: [Kind, number, string][] = [];
+  eachMatch(text, (kind, start, value) => out.push([kind, start, value]));
+  return out;
+}
+
 /** Structured values in `text`, in order, non-overlapping. Throws only on a bug (the caller fails closed). */
 export function detectStructured(text: string, out: Detection[] = []): Detection[] {
-  if (!MAYBE.test(text)) return out;
   const mails = text.includes("@") ? (emails(text, out), out.length) : 0;
-  COMBINED.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = COMBINED.exec(text)) !== null) {
-    let i = 1;
-    while (m[i] === undefined) i++;
-    const value = m[0];
-    const kind = KINDS[i - 1]!;
+  eachMatch(text, (kind, start, value) => {
     // A dotted quad after "version"/"build"/"v" is a version string, not an address.
-    if (kind === "ip" && VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 10), m.index))) continue;
+    if (kind === "ip" && VERSION_BEFORE.test(text.slice(Math.max(0, start - 10), start))) return;
     const category = validated(kind, value);
-    if (category) out.push({ category, start: m.index, end: m.index + value.length });
-  }
+    if (category) out.push({ category, start, end: start + value.length });
+  });
   if (mails > 0) return mergeEmails(out, mails);
   return out;
 }
@@ -118,7 +276,7 @@ function mergeEmails(out: Detection[], mails: number): Detection[] {
   return out;
 }
 
-function validated(kind: (typeof KINDS)[number], v: string): Category | undefined {
+function validated(kind: Kind, v: string): Category | undefined {
   switch (kind) {
     case "cn_id":
       return residentIdValid(v) ? "national_id" : undefined;
@@ -146,91 +304,31 @@ function validated(kind: (typeof KINDS)[number], v: string): Category | undefine
   }
 }
 
-const ID_WEIGHTS = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
-const ID_CHECK = "10X98765432";
-
-/** GB 11643-1999: 6-digit region, birth date, sequence, ISO 7064 MOD 11-2 check character. */
-export function residentIdValid(v: string): boolean {
-  if (v.length !== 18 || v[0] === "0") return false;
-  const year = Number(v.slice(6, 10));
-  const month = Number(v.slice(10, 12));
-  const day = Number(v.slice(12, 14));
-  if (year < 1900 || year > 2100 || month < 1 || month > 12 || day < 1 || day > 31) return false;
-  let sum = 0;
-  for (let i = 0; i < 17; i++) sum += (v.charCodeAt(i) - 48) * ID_WEIGHTS[i]!;
-  return ID_CHECK[sum % 11] === v[17]!.toUpperCase();
-}
-
-/** US SSN: area not 000, 666 or 9xx; group not 00; serial not 0000. */
-export function ssnValid(v: string): boolean {
-  const area = v.slice(0, 3);
-  return area !== "000" && area !== "666" && area[0] !== "9" && v.slice(4, 6) !== "00" && v.slice(7) !== "0000";
-}
-
-/** A payment card: 13–19 digits, a known network's prefix (Visa, Mastercard, Amex, Discover, UnionPay, JCB, Diners), Luhn. */
-export function bankCardValid(v: string): boolean {
-  const digits = v.replace(/[ -]/g, "");
-  if (digits.length < 13 || digits.length > 19) return false;
-  if (!/^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|2|4[4-9]|5)|35)/.test(digits)) return false;
-  let sum = 0;
-  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
-    let d = digits.charCodeAt(i) - 48;
-    if (double && (d *= 2) > 9) d -= 9;
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
-/** ISO 13616: country, check digits, BBAN; valid when the rearranged number mod 97 is 1. */
-export function ibanValid(v: string): boolean {
-  const s = v.replace(/ /g, "");
-  if (s.length < 15 || s.length > 34) return false;
-  const r = s.slice(4) + s.slice(0, 4);
-  let rem = 0;
-  for (let i = 0; i < r.length; i++) {
-    const c = r.charCodeAt(i);
-    if (c >= 48 && c <= 57) rem = (rem * 10 + c - 48) % 97;
-    else if (c >= 65 && c <= 90) rem = (rem * 100 + c - 55) % 97;
-    else return false;
-  }
-  return rem === 1;
-}
-
-/**
- * A token with no known prefix counts as a secret when it mixes upper case, lower case and digits
- * and its characters are spread (Shannon entropy ≥ 4 bits). Pure hex (hashes, UUIDs) and words
- * joined by `_`/`-` (identifiers) do not.
- */
-export function looksRandom(v: string): boolean {
-  if (/^[0-9a-fA-F-]+$/.test(v)) return false;
-  if (!/[a-z]/.test(v) || !/[A-Z]/.test(v) || !/\d/.test(v)) return false;
-  const counts = new Map<string, number>();
-  for (const c of v) counts.set(c, (counts.get(c) ?? 0) + 1);
-  let h = 0;
-  for (const n of counts.values()) {
-    const p = n / v.length;
-    h -= p * Math.log2(p);
-  }
-  return h >= 4;
-}
-
 /** Default confidential markers: a document that says so about itself. */
 export const DEFAULT_MARKERS = ["CONFIDENTIAL", "STRICTLY CONFIDENTIAL", "INTERNAL ONLY", "DO NOT DISTRIBUTE", "机密", "绝密", "内部资料", "内部文件", "秘密"];
 
-/** Keywords, custom patterns (category `keyword`) and markers (`marker`) in `text`. */
+// Compiled forms of keywords and marker lists, made once per keyword or list (both come from the config).
+const keywordRes = new Map<string, RegExp>();
+const markerRes = new WeakMap<readonly string[], RegExp>();
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Keywords (case-insensitive), custom patterns (category `keyword`) and markers (`marker`, first of each) in `text`. */
 export function detectCustom(text: string, rules: CustomRules, out: Detection[] = []): Detection[] {
-  if (rules.keywords.length > 0) {
-    const lower = text.toLowerCase();
-    for (const k of rules.keywords) {
-      const needle = k.toLowerCase();
-      for (let at = lower.indexOf(needle); at >= 0; at = lower.indexOf(needle, at + needle.length))
-        out.push({ category: "keyword", start: at, end: at + needle.length });
-    }
+  for (const k of rules.keywords) {
+    let re = keywordRes.get(k);
+    if (!re) keywordRes.set(k, (re = new RegExp(escaped(k), "gi")));
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) out.push({ category: "keyword", start: m.index, end: m.index + m[0].length });
   }
   for (const p of rules.patterns) {
     p.lastIndex = 0;
     for (const m of text.matchAll(p)) if (m[0].length > 0) out.push({ category: "keyword", start: m.index, end: m.index + m[0].length });
   }
+  if (rules.markers.length === 0) return out;
+  // One scan says whether any marker is there at all (the common case: none).
+  let any = markerRes.get(rules.markers);
+  if (!any) markerRes.set(rules.markers, (any = new RegExp(rules.markers.map(escaped).join("|"))));
+  if (!any.test(text)) return out;
   for (const marker of rules.markers) {
     const at = text.indexOf(marker);
     if (at >= 0) out.push({ category: "marker", start: at, end: at + marker.length });

@@ -40,14 +40,14 @@ export class Masker {
   private readonly byValue = new Map<string, string>();
   private readonly byPlaceholder = new Map<string, string>();
   private readonly next: Partial<Record<Category, number>> = {};
-  private readonly pattern: RegExp;
+  /** Built on first restore: compiling it costs more than the rest of a clean request's masking. */
+  private pattern: RegExp | undefined;
 
   /** `taken`: the request's text; the nonce is one it does not contain. */
   constructor(taken: string, nonce?: string) {
     let n = nonce ?? fresh();
     while (taken.includes(`_${n}>`)) n = fresh();
     this.nonce = n;
-    this.pattern = new RegExp(`<[A-Z]+_\\d+_${n}>`, "g");
   }
 
   get size(): number {
@@ -68,6 +68,7 @@ export class Masker {
   /** `text` with every issued placeholder replaced by its value; `escape`: the value JSON-escaped (inside a JSON string). */
   restore(text: string, escape = false): string {
     if (!text.includes(this.nonce)) return text;
+    this.pattern ??= new RegExp(`<[A-Z]+_\\d+_${this.nonce}>`, "g");
     this.pattern.lastIndex = 0;
     return text.replace(this.pattern, (p) => {
       const v = this.byPlaceholder.get(p);
@@ -97,8 +98,17 @@ export class Masker {
   }
 }
 
+// Nonces come from a pool of random bytes (one `randomBytes` call per 1,365 requests, not per request).
+const pool = Buffer.alloc(4095);
+let used = pool.length;
+
 function fresh(): string {
-  return randomBytes(4).toString("hex").slice(0, 6);
+  if (used + 3 > pool.length) {
+    randomBytes(pool.length).copy(pool);
+    used = 0;
+  }
+  used += 3;
+  return pool.toString("hex", used - 3, used);
 }
 
 /** `tail` (starting with `<`, no `>`) could still grow into `<LABEL_n_nonce>`. */
@@ -120,9 +130,11 @@ export function scanBody(body: unknown, policy: BoundaryPolicy, raw: string): Sc
   let edge: Category | undefined;
   let redacts = false;
   try {
-    walk(body, undefined, (s) => {
-      const ds = detect(s, policy.rules).filter((d) => policy.actions[d.category] !== "allow");
-      if (ds.length === 0) return s;
+    visit(body, undefined, (s) => {
+      const found = detect(s, policy.rules);
+      if (found.length === 0) return;
+      const ds = found.filter((d) => policy.actions[d.category] !== "allow");
+      if (ds.length === 0) return;
       seen.set(s, ds);
       for (const d of ds) {
         counts[d.category] = (counts[d.category] ?? 0) + 1;
@@ -131,7 +143,6 @@ export function scanBody(body: unknown, policy: BoundaryPolicy, raw: string): Sc
         else if (a === "edge_only") edge ??= d.category;
         else redacts = true;
       }
-      return s;
     });
   } catch {
     return { kind: "edge_only", category: "detector_error", counts };
@@ -171,6 +182,17 @@ export function maskBody(body: unknown, policy: BoundaryPolicy, masker: Masker):
 export function maskText(text: string, policy: BoundaryPolicy, masker: Masker): string {
   const ds = detect(text, policy.rules);
   return ds.length === 0 ? text : maskSpans(text, ds, policy, masker);
+}
+
+/** `f` called on every string value of `v` (protocol keys skipped); nothing copied. */
+function visit(v: unknown, key: string | undefined, f: (s: string) => void): void {
+  if (typeof v === "string") {
+    if (key === undefined || !SKIP_KEYS.has(key)) f(v);
+  } else if (Array.isArray(v)) {
+    for (const x of v) visit(x, undefined, f);
+  } else if (v !== null && typeof v === "object") {
+    for (const k of Object.keys(v)) visit((v as Record<string, unknown>)[k], k, f);
+  }
 }
 
 /** A copy of `v` with `f` applied to every string value (keys kept; protocol keys skipped). */
