@@ -13,6 +13,11 @@
  *   with no choices): kept, or upgraded — the gateway calls the cloud itself and the device gets
  *   that completion. Either way one request record (log line, metrics: edge share, cost avoided,
  *   upgrades) with the cascade event, and the admission settled with what was used.
+ * data boundary: the call is screened as the processor screens one (`boundary/stage.ts`): a
+ *   blocked category is the same 403; an edge-only one is a device route with no upgrade, or the
+ *   503 `data_boundary_edge_only` when the device cannot take it, never a cloud instruction; a
+ *   redacted one is routed on the masked text, its upgrade sent masked and its answer restored.
+ *   A cloud instruction sends the SDK to `/v1/chat/completions`, which screens the call again.
  */
 import { randomUUID } from "node:crypto";
 import type { ChatRequest } from "../../common/canonical/types.ts";
@@ -20,6 +25,7 @@ import { GatewayError, invalidRequest } from "../../common/errors.ts";
 import { fail, ok, type Result } from "../../common/result.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
+import { edgeOnlyUnavailable, screen, type BoundaryState } from "../boundary/stage.ts";
 import { EdgeCascade } from "../cascade/cascade.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
@@ -84,6 +90,8 @@ interface Pending extends Held {
   /** The policy's decision when it was consulted, and the edge intent layer's note: for the request record. */
   readonly policy: PolicyDecision | undefined;
   readonly edgeIntent: string | undefined;
+  /** What the data boundary did to the call (the upgrade's answer is restored with it). */
+  readonly boundary: BoundaryState | undefined;
   ticket: Ticket | undefined;
   timer: NodeJS.Timeout;
 }
@@ -138,11 +146,20 @@ export class DeviceDecisions {
     if (!spec) throw new Error("the chat completions endpoint spec is missing");
     const read = parseBody(spec, body, base.config.limits.max_request_bytes);
     if (!read.ok) return read;
-    const { parsed, json } = read.value;
     if (caller) {
-      const allowed = checkModel(caller, parsed.model);
+      const allowed = checkModel(caller, read.value.parsed.model);
       if (!allowed.ok) return allowed;
     }
+    // The data boundary, as on the gateway's own path (`request-phase.ts`): a blocked category is the
+    // same refusal; an edge-only one keeps the call on the device (or refuses it), never the cloud; a
+    // redacted one is decided, and upgraded, on the masked text, the upgrade's answer restored.
+    const screened = screen(base.config.data_boundary, tenant, spec.name, read.value.json as JsonObject, body);
+    if (screened.kind === "refused") return fail(screened.error);
+    const boundary = screened.kind === "screened" ? screened.state : undefined;
+    const masked = screened.kind === "screened" && screened.body ? spec.parse(screened.body) : undefined;
+    if (masked && !masked.ok) throw new Error(`a masked chat body did not parse: ${masked.errors.map((e) => e.message).join("; ")}`);
+    const parsed = masked ? masked.value : read.value.parsed;
+    const json = masked && screened.kind === "screened" && screened.body ? screened.body : read.value.json;
     const session = this.deps.registry.device(tenant, deviceId);
     // The device's models the tenant may use; a device with no live session has none: the cloud.
     const usable = (session?.models ?? []).map((m) => m.id).filter((m) => !caller || checkModel(caller, m).ok);
@@ -158,8 +175,9 @@ export class DeviceDecisions {
       tenant,
     };
     const version = this.deps.registry.policy().version;
-    const { consulted, edgeIntent } = await this.consult(base, routeReq);
-    const facts: RouteFacts = consulted ? { consulted } : {};
+    // An edge-only call consults no policy (nothing may send it elsewhere), as in the processor.
+    const { consulted, edgeIntent } = boundary?.edgeOnly ? {} : await this.consult(base, routeReq);
+    const facts: RouteFacts = { ...(consulted && { consulted }), ...(boundary?.edgeOnly && { edgeOnly: edgeOnlyUnavailable(boundary.edgeOnly) }) };
     let route = decideRoute(routeReq, facts);
     if (route.kind === "reject") return fail(route.error);
     if (route.kind === "cache") throw new Error("a device decision has no cache facts");
@@ -206,7 +224,7 @@ export class DeviceDecisions {
     }
     const ttl = snapshot.config.devices.decision_ttl_ms;
     const policy = route.policy ?? consulted;
-    const pending = this.hold(session, { tenant, deviceId, caller, parsed, cascade: held, snapshot, ticket, policy, edgeIntent }, ttl);
+    const pending = this.hold(session, { tenant, deviceId, caller, parsed, cascade: held, snapshot, ticket, policy, edgeIntent, boundary }, ttl);
     return ok({
       target: "device",
       decision_id: pending.id,
@@ -309,7 +327,8 @@ export class DeviceDecisions {
     const event = p.cascade.event;
     const set = out.kind === "continue" ? (out.mutation?.setHeaders ?? {}) : {};
     const answerStatus = out.kind === "continue" ? Number(set[":status"] ?? 200) : out.response.status;
-    const answer = out.kind === "continue" ? (out.mutation?.body ?? Buffer.alloc(0)) : out.response.body;
+    const sent = out.kind === "continue" ? (out.mutation?.body ?? Buffer.alloc(0)) : out.response.body;
+    const answer = p.boundary ? p.boundary.restoreBody(Buffer.isBuffer(sent) ? sent : Buffer.from(String(sent))) : sent;
     const upgraded = event?.upgraded === true;
     const cloudUsage =
       upgraded && event?.cloud_input_tokens !== undefined
@@ -331,6 +350,7 @@ export class DeviceDecisions {
       cascade: p.cascade,
       policy: p.policy,
       edgeIntent: p.edgeIntent,
+      boundary: p.boundary,
       cache: { result: undefined, layer: undefined, similarity: undefined, hitCompletion: undefined },
       status: answerStatus,
       error: answerStatus >= 400 ? new GatewayError(answerStatus, "upstream_error", "The cloud upgrade failed.", { code: "upgrade_failed" }) : undefined,
