@@ -6,23 +6,26 @@
  * cards, the ISO 7064 check digit of a Chinese resident ID, mod-97 for an IBAN, `net.isIP` for
  * addresses, character entropy for unprefixed tokens), so order numbers, dates, version strings
  * and hashes fall out. Per-tenant keywords and patterns and confidential markers are a second,
- * plain scan. Names and street addresses: `names.ts`.
+ * plain scan; names and street addresses (`names.ts`) a third, when a policy asks for them.
  */
 import { isIPv4, isIPv6 } from "node:net";
+import { detectPersonal } from "./names.ts";
 import { bankCardValid, ibanValid, looksRandom, residentIdValid, ssnValid } from "./validators.ts";
 
 export { bankCardValid, ibanValid, looksRandom, residentIdValid, ssnValid };
 
 /** What a detected value is. */
-export type Category = "email" | "phone" | "national_id" | "bank_card" | "iban" | "ip" | "secret" | "keyword" | "marker";
+export type Category = "email" | "phone" | "national_id" | "bank_card" | "iban" | "ip" | "secret" | "keyword" | "marker" | "name" | "address";
 
-export const CATEGORIES: readonly Category[] = ["email", "phone", "national_id", "bank_card", "iban", "ip", "secret", "keyword", "marker"];
+export const CATEGORIES: readonly Category[] = ["email", "phone", "national_id", "bank_card", "iban", "ip", "secret", "keyword", "marker", "name", "address"];
 
 /** The groups a policy names; a category's own key overrides its group's. */
 export const GROUPS = {
   pii: ["email", "phone", "national_id", "bank_card", "iban", "ip"],
   secrets: ["secret"],
   confidential: ["keyword", "marker"],
+  /** Person names and street addresses (`names.ts`): rules and dictionaries, less certain. */
+  personal: ["name", "address"],
 } as const satisfies Record<string, readonly Category[]>;
 
 export interface Detection {
@@ -36,6 +39,8 @@ export interface CustomRules {
   keywords: readonly string[];
   patterns: readonly RegExp[];
   markers: readonly string[];
+  /** Look for names and street addresses too (a policy that does not allow them). */
+  personal?: boolean;
 }
 
 // The expressions, in the order they win at one position; each runs sticky, only where the scan
@@ -298,6 +303,8 @@ function validated(kind: Kind, v: string): Category | undefined {
     case "national_id":
     case "keyword":
     case "marker":
+    case "name":
+    case "address":
       return kind;
     default:
       return kind satisfies never;
@@ -340,8 +347,9 @@ export function detectCustom(text: string, rules: CustomRules, out: Detection[] 
 export function detect(text: string, rules: CustomRules): Detection[] {
   const found = detectStructured(text);
   const custom = rules.keywords.length > 0 || rules.patterns.length > 0 || rules.markers.length > 0;
-  if (!custom) return found;
-  detectCustom(text, rules, found);
+  if (!custom && !rules.personal) return found;
+  if (custom) detectCustom(text, rules, found);
+  if (rules.personal) detectPersonal(text, found);
   found.sort((a, b) => a.start - b.start || b.end - a.end);
   const kept: Detection[] = [];
   let end = -1;

@@ -21,6 +21,8 @@ const LABELS: Record<Category, string> = {
   secret: "SECRET",
   keyword: "KEYWORD",
   marker: "MARKER",
+  name: "NAME",
+  address: "ADDRESS",
 };
 
 /** Keys whose values are protocol, not text. */

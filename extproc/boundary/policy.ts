@@ -7,7 +7,8 @@
  *   redact     each value replaced by a placeholder in everything sent, restored in the answer
  *   allow      nothing
  *
- * Keys are groups (`pii`, `secrets`, `confidential`) or single categories (`email`, …; a
+ * Keys are groups (`pii`, `secrets`, `confidential`, `personal`: names and street addresses, `allow`
+ * unless named) or single categories (`email`, …; a
  * category's key overrides its group's). `tenants.<id>` and `endpoints.<name>` override the
  * top level (the endpoint's over the tenant's), and add keywords and patterns.
  */
@@ -21,6 +22,7 @@ const actions = {
   pii: action.optional(),
   secrets: action.optional(),
   confidential: action.optional(),
+  personal: action.optional(),
   ...(Object.fromEntries(CATEGORIES.map((c) => [c, action.optional()])) as Record<Category, z.ZodOptional<typeof action>>),
 };
 
@@ -58,7 +60,7 @@ export type DataBoundaryConfig = z.infer<typeof dataBoundarySchema>;
 type Layer = z.infer<typeof layer>;
 
 /** The defaults when `data_boundary.enable` is on and a category is named nowhere. */
-const DEFAULTS: Record<keyof typeof GROUPS, Action> = { secrets: "block", pii: "redact", confidential: "edge_only" };
+const DEFAULTS: Record<keyof typeof GROUPS, Action> = { secrets: "block", pii: "redact", confidential: "edge_only", personal: "allow" };
 
 /** One request's resolved policy: an action per category and the custom rules. */
 export interface BoundaryPolicy {
@@ -94,6 +96,7 @@ function resolve(config: DataBoundaryConfig, layers: (Layer | undefined)[]): Bou
   const keywords = layers.flatMap((l) => l?.keywords ?? []);
   const patterns = layers.flatMap((l) => l?.patterns ?? []).map((p) => new RegExp(p, "g"));
   const markers = config.markers ?? DEFAULT_MARKERS;
-  const rules = { keywords, patterns, markers: actions.marker === "allow" ? [] : markers };
+  const personal = actions.name !== "allow" || actions.address !== "allow";
+  const rules = { keywords, patterns, markers: actions.marker === "allow" ? [] : markers, personal };
   return { actions, rules, active: Object.values(actions).some((a) => a !== "allow") };
 }
