@@ -7,14 +7,14 @@
  *     per-call latency percentiles, beside JSON.parse of the same body in the same run.
  * `--write` also writes the corpus to bench/boundary/corpus.jsonl.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { detect } from "../../extproc/boundary/detect.ts";
 import { Masker, maskText, scanBody } from "../../extproc/boundary/mask.ts";
 import { boundaryPolicy, dataBoundarySchema } from "../../extproc/boundary/policy.ts";
 import { StreamRestorer } from "../../extproc/boundary/stream-restore.ts";
 import type { CustomRules } from "../../extproc/boundary/detect.ts";
-import { corpus, personalCorpus, type Label, type Sample } from "./corpus.ts";
+import { corpus, personalCorpus, prng, type Label, type Sample } from "./corpus.ts";
 
 const samples = corpus();
 if (process.argv.includes("--write"))
@@ -78,6 +78,37 @@ table(personal);
 const before = [...personal.values()].reduce((n, c) => n + c.fp, 0);
 score(samples, withPersonal, ["name", "address"], personal);
 console.log(`the structured corpus's ${samples.length} sentences as more negatives: ${[...personal.values()].reduce((n, c) => n + c.fp, 0) - before} more FP`);
+
+// Names on public text nobody labelled for this (STS-B dev: news, forums, captions; LCQMC dev: Chinese
+// questions), when ../shared/data is there: how many detections, and a seeded sample of 50 to judge by hand.
+const shared = new URL("../../../shared/data/paraphrase/", import.meta.url);
+if (existsSync(new URL("stsb-dev.tsv", shared)) && existsSync(new URL("lcqmc-dev.tsv", shared))) {
+  const rows = (file: string, cols: [number, number]) => [
+    ...new Set(
+      readFileSync(new URL(file, shared), "utf8")
+        .split("\n")
+        .flatMap((l) => l.split("\t").slice(...cols))
+        .filter(Boolean),
+    ),
+  ];
+  for (const [name, texts] of [
+    ["STS-B dev", rows("stsb-dev.tsv", [5, 7])],
+    ["LCQMC dev", rows("lcqmc-dev.tsv", [0, 2])],
+  ] as const) {
+    const hits = texts.flatMap((t) =>
+      detect(t, withPersonal)
+        .filter((d) => d.category === "name" || d.category === "address")
+        .map((d) => `${d.category}: ${t.slice(d.start, d.end)}  ||  ${t.slice(0, 110)}`),
+    );
+    console.log(`\n${name}: ${texts.length} sentences, ${hits.length} name/address detections; a sample of ${Math.min(50, hits.length)}:`);
+    const r = prng(7);
+    for (const h of hits
+      .map((h) => [r(), h] as const)
+      .sort(([a], [b]) => a - b)
+      .slice(0, 50))
+      console.log(`  ${h[1]}`);
+  }
+}
 
 // 2. Restoration exactness.
 const policy = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact" }), "bench", "chat_completions")!;

@@ -57,7 +57,8 @@ export const NOT_SURNAMES: ReadonlySet<string> = new Set(
     "Street Avenue Road Lane Drive Boulevard Park Square Bridge Station Airport Hospital University College School " +
     "Company Corp Inc Ltd Group Bank Brand Motors Motor Studio Studios Pro Max Plus Air Mini Edition Series Cloud " +
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August " +
-    "September October November December Christmas Day Week Team Support Office Project Service Services Center"
+    "September October November December Christmas Day Week Team Support Office Project Service Services Center " +
+    "New America York House Jersey Zealand Universe World"
   ).split(" "),
 );
 

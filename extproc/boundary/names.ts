@@ -22,6 +22,8 @@ import { CN_COMPOUND_SURNAMES, CN_PLACES, CN_SURNAMES, GIVEN_NAMES, NOT_SURNAMES
 const WORD = String.raw`(?:O'|Mc|Mac)?[A-Z][a-z]+(?:-[A-Z][a-z]+)?`;
 const TITLED = new RegExp(String.raw`\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?[ \t]+(${WORD})(?:[ \t]+(${WORD}))?`, "dg");
 const CAPITALISED = new RegExp(String.raw`\b${WORD}\b`, "g");
+// Capitalised words that do not begin a name (titles are the title rule's).
+const FUNCTION_WORDS = /^(?:The|A|An|In|On|At|For|And|But|Of|To|By|With|From|As|Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Saint|Mount|Lake|Fort|Port|National|Dow)$/;
 /** `text[i]` begins a sentence: nothing before it but spaces, or an end of sentence, a colon, a quote. */
 function sentenceStart(text: string, i: number): boolean {
   let j = i - 1;
@@ -49,15 +51,15 @@ const CN_ROAD_NUMBER = /(?:路|街|大道|巷|弄)\d{1,5}(?:-\d{1,5})?号/;
 // Any of the Chinese rules' starting points (one scan before three).
 const CN_ANY = /先生|女士|小姐|经理|老师|总监|医生|律师|教授|同学|师傅|姓名|联系人|收件人|收货人|负责人|申请人|我叫|名叫|本人|(?:路|街|大道|巷|弄)\d/;
 const CN_TITLE = /先生|女士|小姐|经理|老师|总监|医生|律师|教授|同学|师傅/g;
-const CN_CUE = /(?:姓名|联系人|收件人|收货人|负责人|申请人|我叫|名叫|本人)[:：]?\s*/g;
+const CN_CUE = /(?:姓名[:：]|(?:联系人|收件人|收货人|负责人|申请人|本人)[:：]?|我叫|名叫)\s*/g;
 // Words that end where a title begins and are not names (项目经理, 班主任…).
 const CN_NOT_NAMES = new Set(
   "项目 部门 产品 销售 技术 财务 市场 大堂 客户 区域 总经 副总 班主 数学 语文 英语 物理 化学 主治 实习 值班 我们 你们 他们 各位 这位 那位".split(" "),
 );
 // A character that ends a name when it follows one (a name takes at most two after the surname).
 const CN_AFTER = new Set("的是在说和与将会要已也都就先女小经老电手负请于把被给对从让".split(""));
-// Characters that often come just before a name (a surname alone before a title needs one: 说王经理, not 班主任).
-const CN_BEFORE = new Set("说和与跟给找请问是位的叫让向对被把由见约从".split(""));
+// Characters that often come just before a name (a name before a title needs one, or no Han character, before it).
+const CN_BEFORE = new Set("说和与跟给找请问是位叫让向对被把由见约从到系送谢诉知转抄者及有".split(""));
 const isHan = (c: string | undefined) => c !== undefined && c >= "\u4e00" && c <= "\u9fff";
 const surnameAt = (text: string, i: number) => CN_SURNAMES.includes(text[i] ?? "\u0000");
 
@@ -78,6 +80,7 @@ function match(re: RegExp, text: string, category: "address", out: Detection[]):
 function englishNames(text: string, out: Detection[]): void {
   TITLED.lastIndex = 0;
   for (let m = TITLED.exec(text); m !== null; m = TITLED.exec(text)) {
+    if (NOT_SURNAMES.has(m[1]!)) continue; // Miss America, Dr Pepper's Park…
     const [start, firstEnd] = m.indices![1]!;
     const second = m[2] !== undefined && !NOT_SURNAMES.has(m[2]) ? m.indices![2] : undefined;
     out.push({ category: "name", start, end: second ? second[1] : firstEnd });
@@ -92,7 +95,8 @@ function englishNames(text: string, out: Detection[]): void {
       if (NOT_SURNAMES.has(m[0]) || sentenceStart(text, m.index) || afterThe(text, m.index)) continue;
       const next = CAPITALISED.exec(text);
       if (!next) break;
-      if (next.index === m.index + m[0].length + 1 && text[next.index - 1] === " " && SURNAMES.has(next[0]) && !GIVEN_NAMES.has(next[0]))
+      const known = SURNAMES.has(next[0]) && !GIVEN_NAMES.has(next[0]) && !NOT_SURNAMES.has(next[0]);
+      if (next.index === m.index + m[0].length + 1 && text[next.index - 1] === " " && known && !FUNCTION_WORDS.test(m[0]))
         out.push({ category: "name", start: m.index, end: next.index + next[0].length });
       else CAPITALISED.lastIndex = next.index;
       continue;
@@ -130,14 +134,19 @@ function chineseNames(text: string, out: Detection[]): void {
   }
 }
 
-/** Where a name ending at `i` (a title's start) begins, or -1: a surname (compound too) and one or two characters, or a surname alone (王经理). */
+/**
+ * Where a name ending at `i` (a title's start) begins, or -1: a compound surname and one or two
+ * characters, else the longest of a surname and two characters, a surname and one, a surname
+ * alone (王经理) that the character before allows — not a Han character, or one that often comes
+ * before a name (请张伟先生, 给王小明老师, 和李伟先生; not 中国惊奇先生, 作文语文老师).
+ */
 function nameBefore(text: string, i: number): number {
   if (i >= 3 && CN_COMPOUND_SURNAMES.includes(text.slice(i - 3, i - 1))) return i - 3;
   if (i >= 4 && CN_COMPOUND_SURNAMES.includes(text.slice(i - 4, i - 2))) return i - 4;
-  if (!isHan(text[i - 1])) return -1;
-  // Three characters when the third back is a surname and the second is not (王小明老师, but 和李伟先生).
-  if (i >= 3 && surnameAt(text, i - 3) && !surnameAt(text, i - 2) && isHan(text[i - 2]) && !CN_NOT_NAMES.has(text.slice(i - 3, i - 1))) return i - 3;
-  if (i >= 2 && surnameAt(text, i - 2) && !CN_NOT_NAMES.has(text.slice(i - 2, i))) return i - 2;
-  if (surnameAt(text, i - 1) && (!isHan(text[i - 2]) || CN_BEFORE.has(text[i - 2]!))) return i - 1;
+  for (let start = i - 3; start < i; start++) {
+    if (start < 0 || !surnameAt(text, start) || !isHan(text[i - 1])) continue;
+    if (CN_NOT_NAMES.has(text.slice(start, start + 2))) continue;
+    if (!isHan(text[start - 1]) || CN_BEFORE.has(text[start - 1]!)) return start;
+  }
   return -1;
 }
