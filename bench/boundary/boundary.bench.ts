@@ -209,7 +209,8 @@ for (const [name, prompt] of Object.entries(prompts)) {
   const body = bodyOf(prompt);
   const raw = JSON.stringify(body);
   const values = detect(prompt, rules).length;
-  console.log(`prompt "${name}": ${Buffer.byteLength(prompt)} bytes, ${values} values found`);
+  const named = detect(prompt, withPersonal).length - values;
+  console.log(`prompt "${name}": ${Buffer.byteLength(prompt)} bytes, ${values} structured values found (+${named} names and addresses)`);
   measure("  baseline: JSON.parse of the body", () => JSON.parse(raw));
   measure("  detect + mask (pii, secrets redact)", () => scanBody(body, policy, raw));
   measure("  detect + mask (+ a keyword and the markers)", () => scanBody(body, full, raw));

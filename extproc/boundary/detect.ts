@@ -348,8 +348,11 @@ export function detect(text: string, rules: CustomRules): Detection[] {
   const found = detectStructured(text);
   const custom = rules.keywords.length > 0 || rules.patterns.length > 0 || rules.markers.length > 0;
   if (!custom && !rules.personal) return found;
+  const structured = found.length;
   if (custom) detectCustom(text, rules, found);
   if (rules.personal) detectPersonal(text, found);
+  // Nothing more found (the common case): the structured values are already in order, apart.
+  if (found.length === structured) return found;
   found.sort((a, b) => a.start - b.start || b.end - a.end);
   const kept: Detection[] = [];
   let end = -1;
