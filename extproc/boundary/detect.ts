@@ -111,7 +111,10 @@ const TOKEN_MIN = 24;
  * characters are found by looking at every 20th character only.
  */
 function candidates(text: string): number[] {
+  // Three lists, each in order (the first nearly: an IBAN's or IPv6 address's start is a few characters back), merged.
   const out: number[] = [];
+  const runs: number[] = [];
+  const short: number[] = [];
   NUMBER_AT.lastIndex = 0;
   while (NUMBER_AT.test(text)) {
     const i = NUMBER_AT.lastIndex - 1;
@@ -133,21 +136,34 @@ function candidates(text: string): number[] {
     while (cls(text, start - 1) & KEY) start--;
     let end = j + 1;
     while (cls(text, end) & KEY) end++;
-    if (end - start >= TOKEN_MIN) insert(out, start * 16 + AT_TOKEN);
+    if (end - start >= TOKEN_MIN) runs.push(start * 16 + AT_TOKEN);
     if (end - start >= KEY_RUN_MIN) {
       // Within the run only (from its start, the expression would search the rest of the text).
       const run = text.slice(start, end);
       SECRET_AT.lastIndex = 0;
-      for (let m = SECRET_AT.exec(run); m !== null; m = SECRET_AT.exec(run)) insert(out, (start + m.index) * 16 + AT_SECRET);
+      for (let m = SECRET_AT.exec(run); m !== null; m = SECRET_AT.exec(run)) runs.push((start + m.index) * 16 + AT_SECRET);
     }
     j = end;
   }
   SHORT_SECRETS.lastIndex = 0;
-  for (let m = SHORT_SECRETS.exec(text); m !== null; m = SHORT_SECRETS.exec(text)) insert(out, m.index * 16 + AT_SECRET);
+  for (let m = SHORT_SECRETS.exec(text); m !== null; m = SHORT_SECRETS.exec(text)) short.push(m.index * 16 + AT_SECRET);
+  return merged(merged(out, runs), short);
+}
+
+/** Two sorted lists as one (linear; a comparator sort would cost more than the scan). */
+function merged(a: number[], b: number[]): number[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(a[i]! <= b[j]! ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
   return out;
 }
 
-/** `v` put in its place in the sorted `out` (they come nearly in order: a comparator sort would cost more than the scan). */
+/** `v` put in its place in the sorted `out`, which it follows nearly in order (a few places back at most). */
 function insert(out: number[], v: number): void {
   let j = out.length;
   out.push(v);
