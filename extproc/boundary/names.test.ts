@@ -45,6 +45,10 @@ describe("street addresses", () => {
     assert.deepEqual(found("寄到上海市浦东新区世纪大道100号，谢谢"), ["address:上海市浦东新区世纪大道100号"]);
   });
 
+  it("splits a long run of division characters one way only (it used to backtrack exponentially)", { timeout: 10_000 }, () => {
+    assert.deepEqual(found(`北京市${"区".repeat(200)}。 人民路1号`), []);
+  });
+
   it("leave a street without a number, a road alone and numbered things alone", () => {
     assert.deepEqual(found("The Main Street campaign and 12 Support tickets; 人民路上的店，2号线地铁。"), []);
   });
