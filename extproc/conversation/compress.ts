@@ -27,7 +27,7 @@ export interface CompressedHistory {
   /** How many stored messages the summary stands for. */
   summarized: number;
   /** Set when `summary` was written now: what it extended (for a summarizer that rewrites it, `edge-summarizer.ts`). */
-  extended?: { previous: string | undefined; aged: readonly Message[] };
+  extended?: { previous: string | undefined; aged: readonly Message[]; from?: ConversationSummary };
 }
 
 /** The index in `history` where the last `turns` full turns begin (0: the history has no more than that). */
@@ -58,9 +58,9 @@ export function compressed(
     const keptFrom = Math.max(0, stored.through - input.firstSeq);
     return { kept: input.history.slice(keptFrom), summary: stored, summarized: stored.through };
   }
-  const from = stored && stored.through >= input.firstSeq ? stored.through - input.firstSeq : 0;
-  const previous = stored && stored.through >= input.firstSeq ? stored.text : undefined;
-  const aged = input.history.slice(from, start);
-  const summary = { through, text: summarize(previous, aged), by: "extractive" };
-  return { kept: input.history.slice(start), summary, summarized: through, extended: { previous, aged } };
+  const base = stored && stored.through >= input.firstSeq ? stored : undefined;
+  const aged = input.history.slice(base ? base.through - input.firstSeq : 0, start);
+  // Frozen: the memory store keeps this very object, and its token count with it (`conversations.ts`).
+  const summary = Object.freeze({ through, text: summarize(base?.text, aged), by: "extractive" });
+  return { kept: input.history.slice(start), summary, summarized: through, extended: { previous: base?.text, aged, ...(base && { from: base }) } };
 }

@@ -272,14 +272,25 @@ function appendSystem(system: unknown, note: string): unknown {
 }
 
 /**
- * The summary note's tokens, counted line by line (each line's count is cached, so a summary
- * extended by one exchange costs that exchange's lines, not the whole summary again); within a
- * token per line of counting the note whole.
+ * The summary note's tokens, counted line by line and kept per summary object: a summary that
+ * extends a counted one costs only its new lines (the stored summary is counted once, not on
+ * every turn that sends it); within a token per line of counting the note whole.
  */
 function summaryTokens(h: CompressedHistory, counter: TokenCounter): number {
-  if (!h.summary) return 0;
-  let tokens = counter.text(SUMMARY_PREFIX);
-  for (const line of h.summary.text.split("\n")) tokens += 1 + counter.text(line);
+  const summary = h.summary;
+  if (!summary) return 0;
+  return counter.memo(summary, () => {
+    const base = h.extended?.from;
+    if (base && summary.text.startsWith(base.text))
+      return counter.memo(base, () => lineTokens(base.text, counter, true)) + lineTokens(summary.text.slice(base.text.length), counter, false);
+    return lineTokens(summary.text, counter, true);
+  });
+}
+
+/** Tokens of `text`'s non-empty lines, one more per line for its break; `whole`: with the note's prefix. */
+function lineTokens(text: string, counter: TokenCounter, whole: boolean): number {
+  let tokens = whole ? counter.text(SUMMARY_PREFIX) : 0;
+  for (const line of text.split("\n")) if (line !== "") tokens += 1 + counter.text(line);
   return tokens;
 }
 

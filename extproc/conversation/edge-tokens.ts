@@ -24,6 +24,9 @@ const REPLY_PRIMING = 3;
 class EdgeModelCounts {
   readonly known = new CountCache();
   private readonly byMessage = new WeakMap<Message, number>();
+  private readonly memos = new WeakMap<object, number>();
+  /** Texts counted by the stand-in so far (a memo made while it grew is provisional). */
+  private standIns = 0;
   private readonly pending = new Set<string>();
   private flushing: Promise<void> | undefined;
   private pausedUntil = 0;
@@ -37,6 +40,14 @@ class EdgeModelCounts {
   readonly counter: TokenCounter = {
     text: (t) => this.text(t).count,
     messages: (messages) => messages.reduce((sum, m) => sum + PER_MESSAGE + this.message(m), messages.length > 0 ? REPLY_PRIMING : 0),
+    memo: (key, count) => {
+      const known = this.memos.get(key);
+      if (known !== undefined) return known;
+      const before = this.standIns;
+      const n = count();
+      if (this.standIns === before) this.memos.set(key, n);
+      return n;
+    },
   };
 
   /** Resolves when the queued texts were sent (or failed). */
@@ -49,6 +60,7 @@ class EdgeModelCounts {
     const known = this.known.get(t);
     if (known !== undefined) return { count: known, real: true };
     this.queue(t);
+    this.standIns++;
     return { count: this.standIn.text(t), real: false };
   }
 

@@ -55,23 +55,23 @@ const normal = (s: string): string =>
  * next extension of a conversation's summary starts from its set instead of re-reading it.
  */
 const seenBySummary = new Map<string, Set<string>>();
-const SEEN_KEPT = 1_000;
+const SEEN_KEPT = 10_000;
 
-function seenIn(previous: string, lines: readonly string[]): Set<string> {
+function seenIn(previous: string): Set<string> {
   const known = seenBySummary.get(previous);
   if (known) {
     seenBySummary.delete(previous);
     return known;
   }
   const seen = new Set<string>();
-  for (const line of lines) for (const s of line.replace(/^[^:]+: /, "").match(SENTENCE) ?? []) seen.add(normal(s));
+  for (const line of previous.split("\n")) for (const s of line.replace(/^[^:]+: /, "").match(SENTENCE) ?? []) seen.add(normal(s));
   return seen;
 }
 
 /** The summary text of `messages`; `previous` (an earlier summary) goes first and its sentences are not repeated. */
 export function extendSummary(previous: string | undefined, messages: readonly Message[]): string {
-  const lines = previous ? previous.split("\n").filter((l) => l !== "") : [];
-  const seen = previous ? seenIn(previous, lines) : new Set<string>();
+  const seen = previous ? seenIn(previous) : new Set<string>();
+  const lines: string[] = [];
   for (const m of messages) {
     const kept: string[] = [];
     for (const raw of messageText(m).match(SENTENCE) ?? []) {
@@ -84,7 +84,11 @@ export function extendSummary(previous: string | undefined, messages: readonly M
     }
     if (kept.length > 0) lines.push(`${speakerOf(m)}: ${kept.join(" ")}`);
   }
-  const text = lines.join("\n");
+  // The previous text is kept as it is (not split and joined again): a summary grows by its new lines.
+  let head = previous ?? "";
+  while (head.endsWith("\n")) head = head.slice(0, -1);
+  const added = lines.join("\n");
+  const text = head === "" ? added : added === "" ? head : `${head}\n${added}`;
   // The set now belongs to the new text (the previous one's entry was taken out above).
   seenBySummary.set(text, seen);
   if (seenBySummary.size > SEEN_KEPT) seenBySummary.delete(seenBySummary.keys().next().value as string);

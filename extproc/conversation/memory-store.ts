@@ -17,12 +17,12 @@ export class MemoryConversationStore implements ConversationStore {
   get(tenant: string, id: string): Promise<StoredConversation | undefined> {
     const entry = this.live(tenant, id);
     if (!entry) return Promise.resolve(undefined);
-    // The stored messages are frozen copies (`append`): a reader gets its own list, not its own messages.
+    // The stored messages and summary are frozen (`append`, `kept`): a reader gets its own list, not its own copies.
     return Promise.resolve({
       messages: [...entry.messages],
       dropped: entry.dropped,
       ...(entry.lastTarget && { lastTarget: entry.lastTarget }),
-      ...(entry.summary && { summary: { ...entry.summary } }),
+      ...(entry.summary && { summary: entry.summary }),
     });
   }
 
@@ -45,7 +45,7 @@ export class MemoryConversationStore implements ConversationStore {
 
   saveSummary(tenant: string, id: string, summary: ConversationSummary): Promise<void> {
     const entry = this.live(tenant, id);
-    if (entry && replaces(summary, entry.summary)) entry.summary = { ...summary };
+    if (entry && replaces(summary, entry.summary)) entry.summary = kept(summary);
     return Promise.resolve();
   }
 
@@ -55,7 +55,7 @@ export class MemoryConversationStore implements ConversationStore {
     const remove = Math.min(summary.through - entry.dropped, entry.messages.length);
     entry.messages.splice(0, remove);
     entry.dropped += remove;
-    entry.summary = { ...summary };
+    entry.summary = kept(summary);
     return Promise.resolve(true);
   }
 
@@ -85,6 +85,11 @@ export class MemoryConversationStore implements ConversationStore {
 export function replaces(next: ConversationSummary, current: ConversationSummary | undefined): boolean {
   if (current === undefined || next.through > current.through) return true;
   return next.through === current.through && current.by === "extractive" && next.by !== "extractive";
+}
+
+/** The summary as stored: a frozen one as it is (its token count, kept by object, still applies), else a frozen copy. */
+function kept(summary: ConversationSummary): ConversationSummary {
+  return Object.isFrozen(summary) ? summary : Object.freeze({ ...summary });
 }
 
 function deepFreeze<T>(value: T): T {

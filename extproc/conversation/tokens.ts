@@ -18,6 +18,12 @@ export interface TokenCounter {
   text(text: string): number;
   /** A message list's tokens as a chat request counts them. */
   messages(messages: readonly Message[]): number;
+  /**
+   * `key`'s tokens: `count()` the first time, then kept for as long as `key` lives (a stored
+   * summary is counted once, not on every turn that sends it). A provisional count is not kept
+   * (`edge-tokens.ts`).
+   */
+  memo(key: object, count: () => number): number;
 }
 
 const PER_MESSAGE = 3;
@@ -83,9 +89,17 @@ export function cachedCounter(count: (text: string) => number, cache = new Count
     byMessage.set(m, n);
     return n;
   };
+  const memos = new WeakMap<object, number>();
   return {
     text,
     messages: (messages) => messages.reduce((sum, m) => sum + PER_MESSAGE + message(m), messages.length > 0 ? REPLY_PRIMING : 0),
+    memo: (key, count) => {
+      const known = memos.get(key);
+      if (known !== undefined) return known;
+      const n = count();
+      memos.set(key, n);
+      return n;
+    },
   };
 }
 
