@@ -47,10 +47,11 @@ export interface CustomRules {
 // below says a match may begin.
 export type Kind = Category | "cn_id" | "ssn" | "ipv6" | "token";
 const SOURCES: [Kind, string][] = [
-  // Known key and token shapes (OpenAI, Anthropic, AWS, GitHub, Slack, Google, GitLab, Stripe, JWT, PEM).
+  // Known key and token shapes (OpenAI, Anthropic, AWS, GitHub, Slack, Google, GitLab, Stripe, JWT, PEM: a private key
+  // of at most 16 KB, so that many headers without an end cost a bounded scan each).
   [
     "secret",
-    String.raw`(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)`,
+    String.raw`(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,16384}?-----END [A-Z ]{0,40}PRIVATE KEY-----)`,
   ],
   ["iban", String.raw`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b`],
   ["cn_id", String.raw`(?<![\dA-Za-z])\d{17}[\dXx](?![\dA-Za-z])`],
@@ -146,7 +147,10 @@ function candidates(text: string): number[] {
     j = end;
   }
   SHORT_SECRETS.lastIndex = 0;
-  for (let m = SHORT_SECRETS.exec(text); m !== null; m = SHORT_SECRETS.exec(text)) short.push(m.index * 16 + AT_SECRET);
+  // A PEM header with no end after it is no key (and each would cost a scan of up to 16 KB).
+  const pemEnd = text.lastIndexOf("-----END ");
+  for (let m = SHORT_SECRETS.exec(text); m !== null; m = SHORT_SECRETS.exec(text))
+    if (m[0] !== "-----BEGIN " || m.index < pemEnd) short.push(m.index * 16 + AT_SECRET);
   return merged(merged(out, runs), short);
 }
 
