@@ -156,10 +156,11 @@ export class DeviceDecisions {
     const screened = screen(base.config.data_boundary, tenant, spec.name, read.value.json as JsonObject, body);
     if (screened.kind === "refused") return fail(screened.error);
     const boundary = screened.kind === "screened" ? screened.state : undefined;
-    const masked = screened.kind === "screened" && screened.body ? spec.parse(screened.body) : undefined;
+    const maskedBody = screened.kind === "screened" ? screened.body : undefined;
+    const masked = maskedBody ? spec.parse(maskedBody) : undefined;
     if (masked && !masked.ok) throw new Error(`a masked chat body did not parse: ${masked.errors.map((e) => e.message).join("; ")}`);
     const parsed = masked ? masked.value : read.value.parsed;
-    const json = masked && screened.kind === "screened" && screened.body ? screened.body : read.value.json;
+    const json = maskedBody ?? read.value.json;
     const session = this.deps.registry.device(tenant, deviceId);
     // The device's models the tenant may use; a device with no live session has none: the cloud.
     const usable = (session?.models ?? []).map((m) => m.id).filter((m) => !caller || checkModel(caller, m).ok);
