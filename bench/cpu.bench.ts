@@ -15,6 +15,9 @@
  * `--portkey DIR`: a directory where `npm install @portkey-ai/gateway@1.15.2` was run; Portkey's
  * gateway is started from it (`--headless`) and driven with its `x-portkey-provider`/
  * `x-portkey-custom-host` headers at the same upstream.
+ *
+ * `--base DIR`: another Gearbox checkout (e.g. `git worktree add DIR <rev>` with node_modules
+ * linked) run as one more front-door target, alternated with this one: an A/B in the same run.
  */
 import { readFileSync, mkdtempSync } from "node:fs";
 import net from "node:net";
@@ -29,6 +32,11 @@ const ROUNDS = numberArg("rounds", 3);
 const REQUESTS = numberArg("requests", 3000);
 const portkeyAt = process.argv.indexOf("--portkey");
 const PORTKEY = portkeyAt > 0 ? process.argv[portkeyAt + 1] : undefined;
+const baseAt = process.argv.indexOf("--base");
+const BASE = baseAt > 0 ? process.argv[baseAt + 1] : undefined;
+const onlyAt = process.argv.indexOf("--only");
+/** `--only "16 clients,stream"`: run only the scenarios whose title contains one of these. */
+const ONLY = onlyAt > 0 ? process.argv[onlyAt + 1]?.split(",") : undefined;
 const TICKS = 100; // getconf CLK_TCK on Linux
 
 function cpuMs(pid: number): number {
@@ -119,6 +127,7 @@ function medianRow(rows: Row[]): Row {
 }
 
 async function scenario(client: Client, title: string, targets: Target[], concurrency: number, stream: boolean): Promise<Map<string, Row>> {
+  if (ONLY && !ONLY.some((word) => title.includes(word))) return new Map();
   const rows = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < targets.length; i++) {
@@ -137,18 +146,14 @@ async function scenario(client: Client, title: string, targets: Target[], concur
   return out;
 }
 
-async function main(): Promise<void> {
-  const role = (name: string, ...args: string[]) => startRole(new URL("./roles.ts", import.meta.url), name, ...args);
-  const upstream = await role("recorded-upstream");
-  const upstreamOrigin = `http://127.0.0.1:${upstream.port}`;
-  const proxy = await role("bare-proxy", upstreamOrigin);
-  const noop = await role("noop");
+/** `gearbox serve` from `bin` on embedded defaults, in an empty directory, with the OpenAI provider at `upstream`. */
+async function startGearbox(bin: string, upstream: string): Promise<{ pid: number; ports: Record<"http" | "extProc" | "xds" | "metrics", number> }> {
   const ports = { http: await freePort(), extProc: await freePort(), xds: await freePort(), metrics: await freePort() };
-  const gearbox = startProcess(process.execPath, [fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url)), "serve"], {
+  const gearbox = startProcess(process.execPath, [bin, "serve"], {
     cwd: mkdtempSync(path.join(os.tmpdir(), "gearbox-cpu-")), // no gearbox.yaml here: embedded defaults
     env: {
       ...process.env,
-      OPENAI_BASE_URL: `${upstreamOrigin}/v1`,
+      OPENAI_BASE_URL: `${upstream}/v1`,
       OPENAI_API_KEY: "sk-bench",
       GEARBOX_HTTP_PORT: String(ports.http),
       GEARBOX_EXTPROC_PORT: String(ports.extProc),
@@ -159,6 +164,17 @@ async function main(): Promise<void> {
     },
   });
   await until(async () => (await fetch(`http://127.0.0.1:${ports.http}/healthz`)).ok, "gearbox serve");
+  return { pid: gearbox.pid ?? 0, ports };
+}
+
+async function main(): Promise<void> {
+  const role = (name: string, ...args: string[]) => startRole(new URL("./roles.ts", import.meta.url), name, ...args);
+  const upstream = await role("recorded-upstream");
+  const upstreamOrigin = `http://127.0.0.1:${upstream.port}`;
+  const proxy = await role("bare-proxy", upstreamOrigin);
+  const noop = await role("noop");
+  const gearbox = await startGearbox(fileURLToPath(new URL("../bin/gearbox.mjs", import.meta.url)), upstreamOrigin);
+  const ports = gearbox.ports;
   const http = (name: string, pid: number, url: string, headers?: Record<string, string>): Target => ({
     name,
     pid,
@@ -167,8 +183,13 @@ async function main(): Promise<void> {
   const path_ = "/v1/chat/completions";
   const frontTargets: Target[] = [
     http("bare proxy", Number(proxy.pid), `http://127.0.0.1:${proxy.port}${path_}`),
-    http("Gearbox front door", gearbox.pid ?? 0, `http://127.0.0.1:${ports.http}${path_}`),
+    http("Gearbox front door", gearbox.pid, `http://127.0.0.1:${ports.http}${path_}`),
   ];
+  if (BASE) {
+    const base = await startGearbox(path.join(BASE, "bin/gearbox.mjs"), upstreamOrigin);
+    frontTargets.push(http("Gearbox base", base.pid, `http://127.0.0.1:${base.ports.http}${path_}`));
+  }
+
   if (PORTKEY) {
     const port = await freePort();
     const portkey = startProcess(

@@ -15,7 +15,7 @@ import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } fro
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { isPending } from "../processor/step.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
-import { readAll, sendUpstream } from "./upstream-client.ts";
+import { destination, readAll, sendUpstream, type Destination } from "./upstream-client.ts";
 import type { Provider } from "../providers/provider.ts";
 import { withRetries } from "../resilience/retrying.ts";
 import { timeoutsOf, upstreamTimeout } from "../resilience/timeouts.ts";
@@ -108,13 +108,11 @@ export class FrontDoorHandler {
   }
 
   private async proxyWith(processor: RequestProcessor, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
-    const headers: Headers = {
-      ...plainHeaders(req.headers),
-      ":method": req.method ?? "GET",
-      ":path": path,
-      ":scheme": "http",
-      ":authority": req.headers.host ?? "",
-    };
+    const headers = plainHeaders(req.headers);
+    headers[":method"] = req.method ?? "GET";
+    headers[":path"] = path;
+    headers[":scheme"] = "http";
+    headers[":authority"] = req.headers.host ?? "";
     const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
     // No mTLS here, so no workload identity: only the peer's IP.
     const client = { address: canonicalIp(req.socket.remoteAddress) };
@@ -153,7 +151,7 @@ export class FrontDoorHandler {
   ): Promise<void> {
     const target = this.upstreamTarget(headers, edgeEndpoint);
     const provider = target.provider;
-    const url = new URL(headers[":path"] ?? "/", target.origin);
+    const to = destination(target.origin, headers[":path"] ?? "/");
     const abort = new AbortController();
     const onClose = () => {
       if (res.writableFinished) return;
@@ -170,9 +168,9 @@ export class FrontDoorHandler {
       provider.timeoutMs,
     );
     try {
-      const upstream = await this.send(processor, target.cloud, url, forwardable(headers), body, abort.signal);
+      const { res: upstream, headers: responseHeaders } = await this.send(processor, target.cloud, to, forwardable(headers), body, abort.signal);
       const status = upstream.statusCode ?? 502;
-      const responseHeaders: Headers = { ...plainHeaders(upstream.headers), ":status": String(status) };
+      responseHeaders[":status"] = String(status);
       const outcome = processor.responseHeaders(responseHeaders, false);
       if (outcome.kind === "respond") return send(res, outcome.response.status, outcome.response.headers, outcome.response.body);
       applyHeaderMutation(responseHeaders, outcome.mutation);
@@ -195,7 +193,9 @@ export class FrontDoorHandler {
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
       // The processor may restate the status (a provider's 529 is a 503 to OpenAI clients).
-      send(res, Number(responseHeaders[":status"] ?? status), { ...forwardable(responseHeaders), "content-length": String(out.length) }, out);
+      const outHeaders = forwardable(responseHeaders);
+      outHeaders["content-length"] = String(out.length);
+      send(res, Number(responseHeaders[":status"] ?? status), outHeaders, out);
     } catch (err) {
       const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
       const clientGone = abort.signal.aborted && !(reason instanceof GatewayError);
@@ -232,35 +232,40 @@ export class FrontDoorHandler {
   /**
    * A cloud call under the provider's connect and first-byte deadlines, retried before any byte
    * went to the client (`resilience/retrying.ts`, as Envoy's route retry policy does through
-   * Envoy); an edge call as it is.
+   * Envoy); an edge call as it is. The answer comes with its headers as a plain map, the one
+   * the response phases then work on.
    */
   private async send(
     processor: RequestProcessor,
     provider: Provider | undefined,
-    url: URL,
+    to: Destination,
     headers: Headers,
     body: Buffer,
     signal: AbortSignal,
-  ): Promise<http.IncomingMessage> {
-    if (!provider) return sendUpstream(url, headers, body, signal);
+  ): Promise<{ res: http.IncomingMessage; headers: Headers }> {
+    if (!provider) {
+      const res = await sendUpstream(to, headers, body, signal);
+      return { res, headers: plainHeaders(res.headers) };
+    }
     const t = timeoutsOf(provider);
     const deadlines = {
       connectMs: t.connectMs,
       firstByteMs: t.firstByteMs,
       timeout: (kind: "connect" | "first_byte") => upstreamTimeout(provider.name, kind, kind === "connect" ? t.connectMs : t.firstByteMs),
     };
-    const result = await withRetries<http.IncomingMessage>({
+    const result = await withRetries<{ res: http.IncomingMessage; headers: Headers }>({
       provider: provider.name,
       health: processor.providerHealth,
       retry: this.deps.runtime.current().config.resilience.retry,
       gated: false,
       signal,
       attempt: async () => {
-        const res = await sendUpstream(url, headers, body, signal, deadlines);
-        return { status: res.statusCode ?? 502, headers: plainHeaders(res.headers), value: res };
+        const res = await sendUpstream(to, headers, body, signal, deadlines);
+        const answerHeaders = plainHeaders(res.headers);
+        return { status: res.statusCode ?? 502, headers: answerHeaders, value: { res, headers: answerHeaders } };
       },
       // A retried answer is read to its end, so its connection goes back to the pool.
-      discard: (res) => void res.resume(),
+      discard: (answer) => void answer.res.resume(),
       onRetry: (cause, attempt) => processor.retried(cause, attempt),
     });
     if (result.kind === "answer") return result.value;
@@ -295,19 +300,16 @@ export class FrontDoorHandler {
    * Where Envoy would send the request: the provider cluster, or the edge agent the processor
    * named (Envoy's ORIGINAL_DST cluster reads it from ext_proc's dynamic metadata).
    */
-  private upstreamTarget(
-    headers: Headers,
-    edgeEndpoint: string | undefined,
-  ): { origin: string; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
+  private upstreamTarget(headers: Headers, edgeEndpoint: string | undefined): { origin: URL; provider: { name: string; timeoutMs: number }; cloud?: Provider } {
     const upstream = headers["x-gearbox-upstream"] ?? "";
     if (upstream === "edge") {
       if (edgeEndpoint === undefined) throw new Error("processor chose the edge without naming an agent");
       const endpoint = edgeEndpoint;
-      return { origin: `http://${endpoint}`, provider: { name: `edge ${endpoint}`, timeoutMs: this.deps.runtime.current().config.edge.timeout_ms } };
+      return { origin: new URL(`http://${endpoint}`), provider: { name: `edge ${endpoint}`, timeoutMs: this.deps.runtime.current().config.edge.timeout_ms } };
     }
     const provider = this.deps.runtime.current().config.providers.find((p) => p.name === upstream);
     if (!provider) throw new Error(`processor chose unknown upstream '${upstream}'`);
-    return { origin: provider.baseUrl.origin, provider, cloud: provider };
+    return { origin: provider.baseUrl, provider, cloud: provider };
   }
 
   private models(): unknown {
