@@ -26,7 +26,7 @@ import { startFrontDoor, type FrontDoor } from "../extproc/http/front-door.ts";
 import { DeviceApi } from "../extproc/devices/api.ts";
 import { DeviceSlot, deviceRoutes } from "../extproc/devices/admin-routes.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
-import { createLogger, type Logger } from "../common/telemetry/logger.ts";
+import { createLogger, logStats, type Logger } from "../common/telemetry/logger.ts";
 import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
 import { startMetricsServer, type MetricsServer } from "../extproc/telemetry/metrics-server.ts";
 import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";
@@ -231,6 +231,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     calibration: runtime.state.calibration,
     devices: deviceSlot,
     alerts: governed.governance.governor.alerts,
+    log: logStats,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
     sharedState: governed.sharedState,
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),

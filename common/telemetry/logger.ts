@@ -1,10 +1,27 @@
-/** Structured JSON logs (pino). One logger per process, children per component. */
+/**
+ * Structured JSON logs (pino). One logger per process, children per component.
+ *
+ * Lines go to stdout asynchronously: a slow or stalled reader of the log never blocks the event
+ * loop (a synchronous write to a full pipe would stop every request until the reader catches
+ * up). What the reader has not taken yet waits in a buffer of at most `LOG_BUFFER_BYTES`; a line
+ * that would overflow it is dropped and counted in `logStats.dropped`
+ * (`gearbox_log_lines_dropped_total`). Buffered lines are written out synchronously when the
+ * process exits.
+ */
 import { pino, type Logger } from "pino";
 
 export type { Logger };
 
+/** Bytes of log lines waiting for the reader before new lines are dropped. */
+export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
+
+/** Log lines this process dropped because the reader fell `LOG_BUFFER_BYTES` behind. */
+export const logStats = { dropped: 0 };
+
 export function createLogger(level: string, component = "gearbox"): Logger {
-  return pino({ level, base: { component }, timestamp: pino.stdTimeFunctions.isoTime });
+  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES });
+  destination.on("drop", () => void logStats.dropped++);
+  return pino({ level, base: { component }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
 /** A logger that writes nothing (tests, benchmarks). */

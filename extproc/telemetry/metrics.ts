@@ -21,6 +21,8 @@ export interface MetricSources {
   devices?: DeviceStatsSource;
   /** Cost alert thresholds crossed (`Governor.alerts`). */
   alerts?: { readonly fired: number };
+  /** Log lines dropped because the log's reader fell behind (`logStats` of the logger). */
+  log?: { readonly dropped: number };
   /** The ext_proc server's stream counters (`ExtProcStreamStats`). */
   extProcStreams?: { readonly idleReleased: number };
   /** The semantic cache's running counters (`SemanticCache.stats`) and its store's size. */
@@ -160,7 +162,7 @@ export class GatewayMetrics {
 
   constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
-    const { limiter, alerts, semantic, sharedState, breakers } = sources;
+    const { limiter, alerts, semantic, sharedState, breakers, log } = sources;
     if (breakers) {
       new Gauge({
         name: "gearbox_provider_breaker_state",
@@ -228,6 +230,13 @@ export class GatewayMetrics {
         "gearbox_cost_alerts_total",
         "Tenants' daily cost alert thresholds crossed (once per tenant, threshold and day on this replica).",
         () => alerts.fired,
+      );
+    if (log)
+      totalFrom(
+        this.r,
+        "gearbox_log_lines_dropped_total",
+        "Log lines dropped because the reader of the log (stdout) fell 16 MiB behind; the gateway never waits for it.",
+        () => log.dropped,
       );
   }
 }
