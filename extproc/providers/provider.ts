@@ -86,9 +86,9 @@ export function priceOf(provider: Provider, model: string): ModelPrice | undefin
 export function redactKey(text: string, provider: Provider): string {
   const key = provider.apiKey;
   if (!key || key.length < 8) return text;
+  const whole = text.includes(key) ? text.split(key).join("[REDACTED]") : text;
+  // A masked key always holds `***`: without it (nearly every header value) there is nothing to build a pattern for.
+  if (!whole.includes("***")) return whole;
   const tail = key.slice(-4).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return text
-    .split(key)
-    .join("[REDACTED]")
-    .replace(new RegExp(`[\\w-]*\\*{3,}[\\w-]*${tail}`, "g"), "[REDACTED]");
+  return whole.replace(new RegExp(`[\\w-]*\\*{3,}[\\w-]*${tail}`, "g"), "[REDACTED]");
 }
