@@ -164,11 +164,12 @@ export function scanBody(body: unknown, policy: BoundaryPolicy, raw: string): Sc
   }
 }
 
-function maskSpans(text: string, ds: readonly Detection[], policy: BoundaryPolicy, masker: Masker): string {
+function maskSpans(text: string, ds: readonly Detection[], policy: BoundaryPolicy, masker: Masker, every = false): string {
   let out = "";
   let at = 0;
   for (const d of ds) {
-    if (policy.actions[d.category] !== "redact") continue;
+    const action = policy.actions[d.category];
+    if (every ? action === "allow" : action !== "redact") continue;
     out += text.slice(at, d.start) + masker.placeholder(d.category, text.slice(d.start, d.end));
     at = d.end;
   }
@@ -184,6 +185,12 @@ export function maskBody(body: unknown, policy: BoundaryPolicy, masker: Masker):
 export function maskText(text: string, policy: BoundaryPolicy, masker: Masker): string {
   const ds = detect(text, policy.rules);
   return ds.length === 0 ? text : maskSpans(text, ds, policy, masker);
+}
+
+/** `text` with every detected value its policy does not allow (redact, edge only) replaced by `masker`'s placeholders: what a store may keep. */
+export function maskEvery(text: string, policy: BoundaryPolicy, masker: Masker): string {
+  const ds = detect(text, policy.rules);
+  return ds.length === 0 ? text : maskSpans(text, ds, policy, masker, true);
 }
 
 /** `f` called on every string value of `v` (protocol keys skipped); nothing copied. */

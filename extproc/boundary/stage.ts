@@ -6,7 +6,7 @@
 import { GatewayError } from "../../common/errors.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
 import type { Category } from "./detect.ts";
-import { countsHeader, maskBody, scanBody, type Counts, type Masker } from "./mask.ts";
+import { countsHeader, maskBody, maskEvery, Masker, scanBody, type Counts } from "./mask.ts";
 import { boundaryPolicy, type BoundaryPolicy, type DataBoundaryConfig } from "./policy.ts";
 import { StreamRestorer } from "./stream-restore.ts";
 
@@ -23,6 +23,7 @@ export interface BoundaryLog {
 /** What the boundary did to one request. */
 export class BoundaryState {
   private stream: StreamRestorer | undefined;
+  private storeMasker: Masker | undefined;
 
   constructor(
     readonly counts: Counts,
@@ -35,6 +36,16 @@ export class BoundaryState {
   /** Another body of the same request (a conversation's history fitted to the route) masked with the same placeholders; a value new to it fails closed. */
   remask(body: JsonObject): JsonObject {
     return this.masker ? (maskBody(body, this.policy, this.masker) as JsonObject) : body;
+  }
+
+  /**
+   * `text` as a store may keep it when the tenant keeps no originals: every detected value the
+   * policy does not allow replaced by a placeholder of this request (never restored later: the
+   * next request's placeholders carry another nonce, so a stored one stays text).
+   */
+  forStore(text: string): string {
+    this.storeMasker ??= this.masker ?? new Masker(text);
+    return maskEvery(text, this.policy, this.storeMasker);
   }
 
   log(): BoundaryLog {

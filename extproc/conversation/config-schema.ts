@@ -19,6 +19,14 @@ export const conversationsSchema = z.strictObject({
   /** Refuse an unknown id with 404 `conversation_not_found` instead of starting a conversation. */
   require_existing: z.boolean().default(false),
   /**
+   * When the data boundary (`data_boundary:`) detected values in a request: `false` (the
+   * default) stores the exchange with those values replaced by placeholders, never in the clear;
+   * `true` stores what the client sent and got.
+   */
+  keep_originals: z.boolean().default(false),
+  /** Per tenant, over the two settings above. */
+  tenants: z.record(z.string().min(1), z.strictObject({ require_existing: z.boolean().optional(), keep_originals: z.boolean().optional() })).default({}),
+  /**
    * How summaries are written: `extractive` (no model); `edge` (the edge model rewrites the
    * extractive summary beside the request, `edge-summarizer.ts`); `auto` (the default): `edge`
    * when an edge model is configured (`edge_summarizer.model` or `edge.default_model`), else

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Message } from "../../common/canonical/types.ts";
+import { GatewayError } from "../../common/errors.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { conversationsSchema } from "./config-schema.ts";
 import { assemble } from "./assemble.ts";
@@ -104,4 +105,17 @@ test("over the store's cap (max_messages): the history is summarized and the sto
   assert.equal(after?.dropped, 8, "the summarized messages were compacted away");
   assert.equal(after?.messages.length, 4);
   assert.equal(after?.summary?.through, 8);
+});
+
+test("require_existing per tenant: an unknown id is a 404 for a tenant that requires it, a new conversation elsewhere", async () => {
+  const settings = conversationsSchema.parse({ tenants: { strict: { require_existing: true } } });
+  const conversations = new Conversations(new MemoryConversationStore({ ttlMs: 60_000, maxConversations: 10 }), settings, silentLogger());
+  const refused = await conversations.open("strict", "unknown", "openai", { model: "m", messages: [] }, [u("hi")], "r1");
+  assert.ok(refused instanceof GatewayError && refused.status === 404 && refused.code === "conversation_not_found");
+  const opened = await conversations.open("relaxed", "unknown", "openai", { model: "m", messages: [] }, [u("hi")], "r2");
+  assert.ok(!(opened instanceof GatewayError), "another tenant starts a conversation");
+  // The gateway-wide setting, overridden the other way for one tenant.
+  const loose = conversationsSchema.parse({ require_existing: true, tenants: { open: { require_existing: false } } });
+  assert.equal(new Conversations(new MemoryConversationStore({ ttlMs: 1, maxConversations: 1 }), loose, silentLogger()).requireExisting("open"), false);
+  assert.equal(new Conversations(new MemoryConversationStore({ ttlMs: 1, maxConversations: 1 }), loose, silentLogger()).requireExisting("any"), true);
 });

@@ -84,6 +84,16 @@ export class Conversations {
     return this.extras.summarizer;
   }
 
+  /** Whether `tenant` refuses unknown ids (404) instead of starting a conversation. */
+  requireExisting(tenant: string): boolean {
+    return this.settings.tenants[tenant]?.require_existing ?? this.settings.require_existing;
+  }
+
+  /** Whether `tenant` lets the store keep values the data boundary detected (else they are stored masked). */
+  keepsOriginals(tenant: string): boolean {
+    return this.settings.tenants[tenant]?.keep_originals ?? this.settings.keep_originals;
+  }
+
   /** The token counter for `model` on `target`. */
   counterFor(target: ConversationTarget, model: string): TokenCounter {
     return (target === "edge" ? this.extras.edgeTokens?.counterFor(model) : undefined) ?? tokenCounterFor(model);
@@ -91,7 +101,7 @@ export class Conversations {
 
   /**
    * The request's conversation, its history assembled. A store failure is logged and the request
-   * goes on with what the client sent; an unknown id under `require_existing` is a 404.
+   * goes on with what the client sent; an unknown id is a 404 where the tenant requires existing ids.
    */
   async open(
     tenant: string,
@@ -112,7 +122,7 @@ export class Conversations {
         "conversation store failed; the request goes on with what the client sent",
       );
     }
-    if (!stored && !degraded && this.settings.require_existing)
+    if (!stored && !degraded && this.requireExisting(tenant))
       return new GatewayError(404, "not_found_error", "No conversation with this id.", { param: CONVERSATION_FIELD, code: "conversation_not_found" });
     return new ConversationTurn(this, { tenant, id, api, json, messages, stored, degraded, requestId, logger: this.logger });
   }
@@ -139,6 +149,8 @@ export class ConversationTurn {
   private readonly history: readonly Message[];
   private readonly firstSeq: number;
   private finished = false;
+  /** What the store keeps of each text of the exchange (`protect`); absent: the text as it is. */
+  private keep: ((text: string) => string) | undefined;
 
   constructor(
     private readonly owner: Conversations,
@@ -194,6 +206,11 @@ export class ConversationTurn {
     return this.rewrite(fitted);
   }
 
+  /** The exchange is stored with `mask` applied to every text of it (values the tenant's store may not keep). */
+  protect(mask: (text: string) => string): void {
+    this.keep = mask;
+  }
+
   /** Appends the exchange (the new messages and the answer) when the client got a complete answer. */
   finish(target: ConversationTarget | undefined, answered: boolean): void {
     if (this.finished) return;
@@ -201,8 +218,10 @@ export class ConversationTurn {
     const reply = answered ? this.answer.message() : undefined;
     if (!reply || !target) return;
     const { tenant, id, requestId, logger } = this.setup;
+    const keep = this.keep;
+    const exchange = keep ? [...this.assembled.newMessages, reply].map((m) => mapText(m, keep)) : [...this.assembled.newMessages, reply];
     this.owner.store
-      .append(tenant, id, [...this.assembled.newMessages, reply], target)
+      .append(tenant, id, exchange, target)
       .catch((err: unknown) =>
         logger.warn({ request_id: requestId, err: err instanceof Error ? err.message : String(err) }, "conversation store: the exchange was not stored"),
       );
@@ -256,6 +275,20 @@ export class ConversationTurn {
     if (note === undefined) return { ...body, messages: [...toAnthropicPrompt(prepend).messages, ...raw] };
     return { ...body, system: appendSystem(json.system, note), messages: toAnthropicPrompt([...history.kept, ...newMessages]).messages };
   }
+}
+
+/** `m` with `f` applied to every text it carries: content, tool-call arguments, refusal and reasoning. */
+export function mapText(m: Message, f: (text: string) => string): Message {
+  const content = <T extends { type: string }>(c: string | T[]): string | T[] =>
+    typeof c === "string" ? f(c) : c.map((p) => ("text" in p && typeof p.text === "string" ? { ...p, text: f(p.text) } : p));
+  if (m.role !== "assistant") return { ...m, content: content(m.content) } as Message;
+  return {
+    ...m,
+    content: m.content === null ? null : content(m.content),
+    ...(m.toolCalls && { toolCalls: m.toolCalls.map((c) => ({ ...c, arguments: f(c.arguments) })) }),
+    ...(typeof m.refusal === "string" && { refusal: f(m.refusal) }),
+    ...(m.reasoning !== undefined && { reasoning: f(m.reasoning) }),
+  };
 }
 
 const SUMMARY_PREFIX = "Summary of the earlier conversation, kept by the gateway (quoted verbatim):";

@@ -142,6 +142,10 @@ function looked(ctx: RequestContext, parsed: ParsedCall, json: JsonObject): Step
   const screened = screenRequest(ctx, spec.name, json);
   if (screened.kind === "refused") return ctx.reject(screened.error);
   if (screened.kind === "screened" && screened.body) ({ parsed, json } = reparsed(ctx, screened.body));
+  const boundary = ctx.boundary;
+  // Detected values are stored masked unless the tenant keeps originals (`conversations.keep_originals`).
+  if (boundary && ctx.conversation && !ctx.deps.conversations?.keepsOriginals(ctx.caller?.tenant.id ?? "default"))
+    ctx.conversation.protect((text) => boundary.forStore(text));
   const req = routeRequest(ctx, parsed);
   // Detected values go into no cache key or cached answer.
   const headers = ctx.boundary ? { ...ctx.headers, "x-gearbox-cache": "bypass" } : ctx.headers;

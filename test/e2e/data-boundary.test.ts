@@ -15,6 +15,10 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import { silentLogger } from "../../common/telemetry/logger.ts";
+import type { GatewayConfig } from "../../extproc/config/load.ts";
+import { Conversations } from "../../extproc/conversation/conversations.ts";
+import { MemoryConversationStore } from "../../extproc/conversation/memory-store.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startEnvoy } from "../harness/envoy.ts";
 import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
@@ -93,6 +97,11 @@ data_boundary:
 
 type Transport = "front door" | "Envoy + ext_proc";
 
+/** The gateway's conversations, in memory, as `gearbox serve` builds them from `conversations:`. */
+function conversationsOf(config: GatewayConfig): Conversations {
+  return new Conversations(new MemoryConversationStore({ ttlMs: config.conversations.ttl_ms, maxConversations: 100 }), config.conversations, silentLogger());
+}
+
 async function clientOf(transport: Transport, gateway: TestGateway, cloudUrl: string, closers: (() => Promise<void>)[]): Promise<OpenAI> {
   let base = `http://127.0.0.1:${gateway.frontDoor.port}`;
   if (transport === "Envoy + ext_proc") {
@@ -118,9 +127,8 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
     const closers: (() => Promise<void>)[] = [];
     before(async () => {
       echo = await startEcho();
-      gateway = await startTestGateway(
-        testConfig(`providers:\n  - { name: openai, kind: openai, base_url: '${echo.url}/v1', api_key_env: K }\n${BOUNDARY}`, { K: KEY }),
-      );
+      const config = testConfig(`providers:\n  - { name: openai, kind: openai, base_url: '${echo.url}/v1', api_key_env: K }\n${BOUNDARY}`, { K: KEY });
+      gateway = await startTestGateway(config, { conversations: conversationsOf(config) });
       client = await clientOf(transport, gateway, echo.url, closers);
     });
     after(async () => {
@@ -192,6 +200,24 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
       noValueLeft();
     });
 
+    test("a conversation's exchange is stored masked (no originals by default); the next turn sends no value", async () => {
+      const id = `pii-${transport.replace(/\W+/g, "-")}`;
+      const turn = (content: string) =>
+        client.chat.completions.create({
+          model: "gpt-4.1-nano",
+          messages: [{ role: "user", content }],
+          ...({ conversation_id: id } as object),
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      const first = await turn(`Mail ${EMAIL} tomorrow`);
+      assert.equal(first.choices[0]?.message.content, `You said: Mail ${EMAIL} tomorrow`);
+      const stored = await (await fetch(`${gateway.baseURL}/conversations/${id}`)).text();
+      assert.ok(!stored.includes(EMAIL), `the store kept the value: ${stored}`);
+      assert.match(stored, /Mail <EMAIL_1_[0-9a-f]{6}> tomorrow/);
+      await turn("And what did I ask first?");
+      assert.match(echo.bodies.at(-1) ?? "", /Mail <EMAIL_1_[0-9a-f]{6}> tomorrow/);
+      noValueLeft();
+    });
+
     test("a secret is blocked: 403 naming the category, the value neither echoed nor sent", async () => {
       const seen = echo.bodies.length;
       const secret = "sk-proj-Qw3rTy7uIo9pAs1dFg5hJk8lZx";
@@ -219,6 +245,34 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
     });
   });
 }
+
+test("a tenant that keeps originals gets its conversation stored as the client sent it", async () => {
+  const echo = await startEcho();
+  const config = testConfig(
+    `providers:\n  - { name: openai, kind: openai, base_url: '${echo.url}/v1', api_key_env: K }\n${BOUNDARY}` +
+      "conversations:\n  tenants:\n    default: { keep_originals: true }\n",
+    { K: KEY },
+  );
+  const gateway = await startTestGateway(config, { conversations: conversationsOf(config) });
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "client", maxRetries: 0 });
+    await client.chat.completions.create({
+      model: "gpt-4.1-nano",
+      messages: [{ role: "user", content: `Mail ${EMAIL}` }],
+      ...({ conversation_id: "kept" } as object),
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const stored = (await (await fetch(`${gateway.baseURL}/conversations/kept`)).json()) as { messages: { content: string }[] };
+    assert.deepEqual(
+      stored.messages.map((m) => m.content),
+      [`Mail ${EMAIL}`, `You said: Mail ${EMAIL}`],
+    );
+    // What left for the cloud was still masked.
+    assert.ok(!(echo.bodies.at(-1) ?? "").includes(EMAIL));
+  } finally {
+    await gateway.close();
+    await echo.close();
+  }
+});
 
 describe("edge_only with an edge agent: never the cloud, on a low-confidence answer or a failing edge", () => {
   let agent: TinyEdgeAgent;
