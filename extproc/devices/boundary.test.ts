@@ -7,11 +7,10 @@
  * runtime, a device session opened with a hello, and a cloud stand-in that quotes what it got.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { pino } from "pino";
 import { testConfig } from "../../test/support/gateway.ts";
+import { startEcho, type Echo } from "../../test/support/quoting-upstream.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { DeviceDecisions, type DeviceRequest, type Instruction } from "./decisions.ts";
 import { DeviceRegistry } from "./registry.ts";
@@ -21,38 +20,12 @@ const EMAIL = "ann.lee@corp-mail.example.com";
 const who: DeviceRequest = { headers: { "x-gearbox-device-id": "dev-1" }, address: "127.0.0.1" };
 const ask = (content: string) => Buffer.from(JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "user", content }], max_tokens: 16 }));
 
-/** Quotes the last user message back as an OpenAI chat completion; keeps every body it got. */
-async function startQuoting(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
-  const bodies: string[] = [];
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(parts).toString();
-      bodies.push(raw);
-      const said = (JSON.parse(raw) as { messages: { role: string; content: string }[] }).messages.at(-1)?.content ?? "";
-      const answer = {
-        id: "chatcmpl-q",
-        object: "chat.completion",
-        created: 1_700_000_000,
-        model: "gpt-4.1-nano-2025-04-14",
-        choices: [{ index: 0, message: { role: "assistant", content: `You said: ${said}` }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 },
-      };
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify(answer));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, close: () => new Promise((r) => server.close(() => r())) };
-}
-
 describe("device decisions under the data boundary", () => {
-  let cloud: Awaited<ReturnType<typeof startQuoting>>;
+  let cloud: Echo;
   let decisions: DeviceDecisions;
   let registry: DeviceRegistry;
   before(async () => {
-    cloud = await startQuoting();
+    cloud = await startEcho();
     const config = testConfig(
       `providers:\n  - { name: openai, kind: openai, base_url: '${cloud.url}/v1', api_key_env: K }\n` +
         `edge: { fallback_model: gpt-4.1-nano }\n` +

@@ -10,8 +10,6 @@
  * shape of the recorded OpenAI fixtures.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
@@ -19,6 +17,7 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { GatewayConfig } from "../../extproc/config/load.ts";
 import { Conversations } from "../../extproc/conversation/conversations.ts";
 import { MemoryConversationStore } from "../../extproc/conversation/memory-store.ts";
+import { startEcho, type Echo } from "../support/quoting-upstream.ts";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startEnvoy } from "../harness/envoy.ts";
 import { shippedEdgeRoute, shippedEnvoySettings } from "../support/envoy-settings.ts";
@@ -28,63 +27,6 @@ import { startTinyEdgeAgent, type TinyEdgeAgent } from "../support/tiny-edge-age
 const KEY = "sk-cloud-key";
 const EMAIL = "ann.lee@corp-mail.example.com";
 const PHONE = "13812345678";
-
-interface Echo {
-  url: string;
-  bodies: string[];
-  close(): Promise<void>;
-}
-
-/** Answers chat calls by quoting the last user message: as JSON, as a stream cut mid-placeholder, or as a tool call. */
-async function startEcho(): Promise<Echo> {
-  const bodies: string[] = [];
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(parts).toString();
-      bodies.push(raw);
-      const body = JSON.parse(raw) as { stream?: boolean; tools?: unknown[]; messages: { role: string; content: string }[] };
-      const said = body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
-      const base = { id: "chatcmpl-echo", created: 1_700_000_000, model: "gpt-4.1-nano-2025-04-14", system_fingerprint: "fp_echo" };
-      const usage = { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 };
-      if (body.stream) {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        const text = `You said: ${said}`;
-        // Cut inside the first placeholder, so no chunk carries it whole.
-        const lt = text.indexOf("<");
-        const cuts = lt < 0 ? [text] : [text.slice(0, lt + 3), text.slice(lt + 3, lt + 9), text.slice(lt + 9)];
-        const chunk = (delta: unknown, finish: string | null = null) =>
-          `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
-        res.write(chunk({ role: "assistant", content: "", refusal: null }));
-        for (const c of cuts) res.write(chunk({ content: c }));
-        res.write(chunk({}, "stop"));
-        res.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [], usage })}\n\n`);
-        res.end("data: [DONE]\n\n");
-        return;
-      }
-      const message = body.tools?.length
-        ? {
-            role: "assistant",
-            content: null,
-            tool_calls: [{ id: "call_1", type: "function", function: { name: "notify", arguments: JSON.stringify({ to: said.split(" ").at(-1) }) } }],
-          }
-        : { role: "assistant", content: `You said: ${said}`, refusal: null };
-      const answer = {
-        ...base,
-        object: "chat.completion",
-        choices: [{ index: 0, message, logprobs: null, finish_reason: body.tools?.length ? "tool_calls" : "stop" }],
-        usage,
-      };
-      const out = JSON.stringify(answer);
-      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(out)) });
-      res.end(out);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
 
 const BOUNDARY = `
 data_boundary:
