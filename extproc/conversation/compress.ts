@@ -26,8 +26,8 @@ export interface CompressedHistory {
   summary?: ConversationSummary;
   /** How many stored messages the summary stands for. */
   summarized: number;
-  /** Set when `summary` was written now: what it extended (for a summarizer that rewrites it, `edge-summarizer.ts`). */
-  extended?: { previous: string | undefined; aged: readonly Message[]; from?: ConversationSummary };
+  /** Set when `summary` was written now: the stored summary it extended (absent: written from scratch) and the messages that aged out into it (for a summarizer that rewrites it, `edge-summarizer.ts`). */
+  extended?: { from?: ConversationSummary; aged: readonly Message[] };
 }
 
 /** The index in `history` where the last `turns` full turns begin (0: the history has no more than that). */
@@ -62,5 +62,5 @@ export function compressed(
   const aged = input.history.slice(base ? base.through - input.firstSeq : 0, start);
   // Frozen: the memory store keeps this very object, and its token count with it (`conversations.ts`).
   const summary = Object.freeze({ through, text: summarize(base?.text, aged), by: "extractive" });
-  return { kept: input.history.slice(start), summary, summarized: through, extended: { previous: base?.text, aged, ...(base && { from: base }) } };
+  return { kept: input.history.slice(start), summary, summarized: through, extended: { ...(base && { from: base }), aged } };
 }

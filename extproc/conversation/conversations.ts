@@ -247,7 +247,7 @@ export class ConversationTurn {
     const extended = fitted.extended;
     if (!edge || !extended) return;
     // The edge rewrites the summary beside the request; the next turns get it, this one has the extractive one.
-    void edge.summarize(extended.previous, extended.aged, requestId).then((result) => {
+    void edge.summarize(extended.from?.text, extended.aged, requestId).then((result) => {
       if (!result.ok) {
         logger.info({ request_id: requestId, reason: result.reason }, "edge summary not written; the extractive summary stands");
         return;
