@@ -7,8 +7,10 @@
  *     per-call latency percentiles, beside JSON.parse of the same body in the same run.
  * `--write` also writes the corpus to bench/boundary/corpus.jsonl.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
 import { detect } from "../../extproc/boundary/detect.ts";
 import { Masker, maskText, scanBody } from "../../extproc/boundary/mask.ts";
 import { boundaryPolicy, dataBoundarySchema } from "../../extproc/boundary/policy.ts";
@@ -16,6 +18,10 @@ import { StreamRestorer } from "../../extproc/boundary/stream-restore.ts";
 import type { CustomRules } from "../../extproc/boundary/detect.ts";
 import { corpus, personalCorpus, prng, type Label, type Sample } from "./corpus.ts";
 
+if (process.argv.includes("--latency")) {
+  latency();
+  process.exit(0);
+}
 const samples = corpus();
 if (process.argv.includes("--write"))
   writeFileSync(new URL("corpus.jsonl", import.meta.url), [...samples, ...personalCorpus()].map((s) => JSON.stringify(s)).join("\n") + "\n");
@@ -80,9 +86,9 @@ score(samples, withPersonal, ["name", "address"], personal);
 console.log(`the structured corpus's ${samples.length} sentences as more negatives: ${[...personal.values()].reduce((n, c) => n + c.fp, 0) - before} more FP`);
 
 // Names on public text nobody labelled for this (STS-B dev: news, forums, captions; LCQMC dev: Chinese
-// questions), when ../shared/data is there: how many detections, and a seeded sample of 50 to judge by hand.
+// questions; PAWS-X zh dev: Wikipedia sentences translated), when ../shared/data is there: how many detections, and a seeded sample of 50 to judge by hand.
 const shared = new URL("../../../shared/data/paraphrase/", import.meta.url);
-if (existsSync(new URL("stsb-dev.tsv", shared)) && existsSync(new URL("lcqmc-dev.tsv", shared))) {
+if (["stsb-dev.tsv", "lcqmc-dev.tsv", "pawsx-zh-dev.tsv"].every((f) => existsSync(new URL(f, shared)))) {
   const rows = (file: string, cols: [number, number]) => [
     ...new Set(
       readFileSync(new URL(file, shared), "utf8")
@@ -94,6 +100,7 @@ if (existsSync(new URL("stsb-dev.tsv", shared)) && existsSync(new URL("lcqmc-dev
   for (const [name, texts] of [
     ["STS-B dev", rows("stsb-dev.tsv", [5, 7])],
     ["LCQMC dev", rows("lcqmc-dev.tsv", [0, 2])],
+    ["PAWS-X zh dev", rows("pawsx-zh-dev.tsv", [1, 3]).slice(1)],
   ] as const) {
     const hits = texts.flatMap((t) =>
       detect(t, withPersonal)
@@ -144,76 +151,95 @@ console.log(
   `\nrestoration: ${restored}/${checks} samples exact (${((100 * restored) / checks).toFixed(2)} %), whole JSON and ${streamChecks} two-chunk streams cut at every position`,
 );
 
-// 3. Latency on 2 KB prompts: prose of a support/ops chat in English and Chinese, (a) with four
-// planted values and their hard negatives, (b) with hard negatives only (dates, versions, order
-// numbers, a hash: no value to find), (c) prose alone. (b) and (c) are the common case.
-const prose = [
-  "The quarterly report covers revenue, churn and the roadmap for the next two releases.",
-  "Could you rewrite the following paragraph so that it reads more clearly for a customer audience?",
-  "季度报告包括收入、流失率以及接下来两个版本的路线图。",
-  "We moved the billing service behind the new gateway last week, and latency has been stable since.",
-  "请帮我把这段说明改写得更简洁一些，面向的是第一次使用产品的客户。",
-  "Summarize the discussion below and list the action items with their owners.",
-  "The migration plan keeps the old endpoints running until every client has switched over.",
-  "会议纪要如下，请整理出主要结论和待办事项。",
-];
-const planted = samples.filter((s) => s.spans.length === 1);
-const negatives = samples.filter((s) => s.spans.length === 0);
-function promptOf(extra: readonly { text: string }[]): string {
-  let out = "";
-  let k = 0;
-  for (let i = 0; Buffer.byteLength(out) < 2048; i++) out += (i % 5 === 4 && k < extra.length ? extra[k++]!.text : prose[i % prose.length]!) + " ";
-  return out;
-}
-const prompts = {
-  "4 planted values": promptOf(planted.slice(0, 4)),
-  "hard negatives only": promptOf(negatives.slice(0, 4)),
-  "2 names, 2 addresses": promptOf(
-    personalCorpus()
-      .filter((s) => s.spans.length === 1)
-      .slice(0, 4),
-  ),
-  "prose only": promptOf([]),
-};
-const bodyOf = (prompt: string) => ({
-  model: "gpt-4o-mini",
-  messages: [
-    { role: "system", content: "You are a helpful assistant for the operations team. Answer concisely." },
-    { role: "user", content: prompt },
-  ],
-});
-const full = boundaryPolicy(
-  dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact", confidential: "redact", keywords: ["Project Falcon"] }),
-  "bench",
-  "x",
-)!;
-const people = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact", personal: "redact" }), "bench", "x")!;
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ");
-console.log(`\nload average before: ${load()}; 50,000 calls each after 5,000 warm-up`);
-function measure(name: string, f: () => unknown): void {
-  for (let i = 0; i < 5000; i++) f();
-  const times = new Float64Array(50000);
-  for (let i = 0; i < times.length; i++) {
-    const a = process.hrtime.bigint();
-    f();
-    times[i] = Number(process.hrtime.bigint() - a) / 1000;
+spawnSync(process.execPath, [...process.execArgv, "--expose-gc", fileURLToPath(import.meta.url), "--latency"], { stdio: "inherit" });
+
+// 3. Latency, in a child process of its own (`--latency`): the quality runs above leave hundreds of
+// megabytes of garbage whose collection would otherwise land in these timings.
+function latency(): void {
+  const rules: CustomRules = { keywords: [], patterns: [], markers: [] };
+  const withPersonal = { ...rules, personal: true };
+  const policy = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact" }), "bench", "chat_completions")!;
+  const samples = corpus();
+  // 3. Latency on 2 KB prompts: prose of a support/ops chat in English and Chinese, (a) with four
+  // planted values and their hard negatives, (b) with hard negatives only (dates, versions, order
+  // numbers, a hash: no value to find), (c) prose alone. (b) and (c) are the common case.
+  const prose = [
+    "The quarterly report covers revenue, churn and the roadmap for the next two releases.",
+    "Could you rewrite the following paragraph so that it reads more clearly for a customer audience?",
+    "季度报告包括收入、流失率以及接下来两个版本的路线图。",
+    "We moved the billing service behind the new gateway last week, and latency has been stable since.",
+    "请帮我把这段说明改写得更简洁一些，面向的是第一次使用产品的客户。",
+    "Summarize the discussion below and list the action items with their owners.",
+    "The migration plan keeps the old endpoints running until every client has switched over.",
+    "会议纪要如下，请整理出主要结论和待办事项。",
+  ];
+  const planted = samples.filter((s) => s.spans.length === 1);
+  const negatives = samples.filter((s) => s.spans.length === 0);
+  function promptOf(extra: readonly { text: string }[]): string {
+    let out = "";
+    let k = 0;
+    for (let i = 0; Buffer.byteLength(out) < 2048; i++) out += (i % 5 === 4 && k < extra.length ? extra[k++]!.text : prose[i % prose.length]!) + " ";
+    return out;
   }
-  times.sort();
-  const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
-  console.log(`${name.padEnd(58)} p50 ${q(0.5).padStart(6)} µs  p99 ${q(0.99).padStart(6)} µs  p99.9 ${q(0.999).padStart(6)} µs`);
+  const prompts = {
+    "4 planted values": promptOf(planted.slice(0, 4)),
+    "hard negatives only": promptOf(negatives.slice(0, 4)),
+    "2 names, 2 addresses": promptOf(
+      personalCorpus()
+        .filter((s) => s.spans.length === 1)
+        .slice(0, 4),
+    ),
+    "prose only": promptOf([]),
+  };
+  const bodyOf = (prompt: string) => ({
+    model: "gpt-4o-mini",
+    messages: [
+      { role: "system", content: "You are a helpful assistant for the operations team. Answer concisely." },
+      { role: "user", content: prompt },
+    ],
+  });
+  const full = boundaryPolicy(
+    dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact", confidential: "redact", keywords: ["Project Falcon"] }),
+    "bench",
+    "x",
+  )!;
+  const people = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact", personal: "redact" }), "bench", "x")!;
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ");
+  // Three runs of 50,000 calls each, a full collection before each run (the child runs with
+  // --expose-gc); each run's percentiles are printed, so a noisy run shows as one.
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+  console.log(`\nload average before: ${load()}; per row 3 runs of 50,000 calls, each after 5,000 warm-up and a full GC`);
+  function measure(name: string, f: () => unknown): void {
+    const runs: string[][] = [];
+    for (let run = 0; run < 3; run++) {
+      for (let i = 0; i < 5000; i++) f();
+      gc();
+      const times = new Float64Array(50000);
+      for (let i = 0; i < times.length; i++) {
+        const a = process.hrtime.bigint();
+        f();
+        times[i] = Number(process.hrtime.bigint() - a) / 1000;
+      }
+      times.sort();
+      const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
+      runs.push([q(0.5), q(0.99), q(0.999)]);
+    }
+    const col = (k: number) => runs.map((r) => r[k]!.padStart(5)).join(" /");
+    console.log(`${name.padEnd(52)} p50 ${col(0)} µs  p99 ${col(1)} µs  p99.9 ${col(2)} µs`);
+  }
+  for (const [name, prompt] of Object.entries(prompts)) {
+    const body = bodyOf(prompt);
+    const raw = JSON.stringify(body);
+    const values = detect(prompt, rules).length;
+    const named = detect(prompt, withPersonal).length - values;
+    console.log(`prompt "${name}": ${Buffer.byteLength(prompt)} bytes, ${values} structured values found (+${named} names and addresses)`);
+    measure("  baseline: JSON.parse of the body", () => JSON.parse(raw));
+    measure("  detect + mask (pii, secrets redact)", () => scanBody(body, policy, raw));
+    measure("  detect + mask (+ a keyword and the markers)", () => scanBody(body, full, raw));
+    measure("  detect + mask (pii, secrets, personal redact)", () => scanBody(body, people, raw));
+  }
+  console.log(`load average after: ${load()}`);
 }
-for (const [name, prompt] of Object.entries(prompts)) {
-  const body = bodyOf(prompt);
-  const raw = JSON.stringify(body);
-  const values = detect(prompt, rules).length;
-  const named = detect(prompt, withPersonal).length - values;
-  console.log(`prompt "${name}": ${Buffer.byteLength(prompt)} bytes, ${values} structured values found (+${named} names and addresses)`);
-  measure("  baseline: JSON.parse of the body", () => JSON.parse(raw));
-  measure("  detect + mask (pii, secrets redact)", () => scanBody(body, policy, raw));
-  measure("  detect + mask (+ a keyword and the markers)", () => scanBody(body, full, raw));
-  measure("  detect + mask (pii, secrets, personal redact)", () => scanBody(body, people, raw));
-}
-console.log(`load average after: ${load()}`);

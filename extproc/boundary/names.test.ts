@@ -23,6 +23,14 @@ describe("names", () => {
     assert.deepEqual(found("请联系张伟先生，或者王小明老师。"), ["name:张伟", "name:王小明"]);
     assert.deepEqual(found("我和李伟先生见过，说王经理也在。"), ["name:李伟", "name:王"]);
     assert.deepEqual(found("收件人：欧阳娜娜，电话另告。"), ["name:欧阳娜娜"]);
+    // After a frequent verb or noun (a word boundary), and a name whose first two characters are a word.
+    assert.deepEqual(found("帮我总结罗勇丽医生反馈的问题，感谢王国强先生。"), ["name:罗勇丽", "name:王国强"]);
+  });
+
+  it("leave ordinary words before a title alone, and never cross punctuation", () => {
+    // Each begins with a surname character (毕, 国, 公, 马) and is a word of jieba's dictionary.
+    assert.deepEqual(found("毕业老师的礼物送什么好？国产女士香烟，公关小姐，毕业给老师送什么？马上给老师打电话。"), []);
+    assert.deepEqual(found("毕业时，送老师什么礼物最好？"), []);
   });
 
   it("leave brands, cities, products, first words and job titles alone", () => {

@@ -17,6 +17,7 @@
  * Measured precision and recall: bench/RESULTS.md (`npm run bench:boundary`).
  */
 import type { Detection } from "./detect.ts";
+import { CN_COMMON_WORDS, CN_WORDS_BEFORE } from "./names-zh-words.ts";
 import { CN_COMPOUND_SURNAMES, CN_PLACES, CN_SURNAMES, GIVEN_NAMES, NOT_SURNAMES, SURNAMES } from "./names-dict.ts";
 
 const WORD = String.raw`(?:O'|Mc|Mac)?[A-Z][a-z]+(?:-[A-Z][a-z]+)?`;
@@ -65,6 +66,10 @@ const CN_AFTER = new Set("的是在说和与将会要已也都就先女小经老
 // Characters that often come just before a name (a name before a title needs one, or no Han character, before it).
 const CN_BEFORE = new Set("说和与跟给找请问是位叫让向对被把由见约从到系送谢诉知转抄者及有".split(""));
 const isHan = (c: string | undefined) => c !== undefined && c >= "\u4e00" && c <= "\u9fff";
+const allHan = (text: string, from: number, to: number) => {
+  for (let k = from; k < to; k++) if (!isHan(text[k])) return false;
+  return true;
+};
 const surnameAt = (text: string, i: number) => CN_SURNAMES.includes(text[i] ?? "\u0000");
 
 /** Names and addresses in `text`, appended to `out` (unsorted; `detect` sorts and resolves overlaps). */
@@ -139,18 +144,33 @@ function chineseNames(text: string, out: Detection[]): void {
 }
 
 /**
+ * Whether the candidate name text[start, end) is an ordinary word: its first two characters are a
+ * word that is not a name (毕业老师, 国产女士) — unless a third character follows that is not a
+ * function character (王国强先生 is a name, 毕业给老师 is not).
+ */
+function commonWordAt(text: string, start: number, end: number): boolean {
+  const two = text.slice(start, start + 2);
+  if (CN_NOT_NAMES.has(two)) return true;
+  if (!CN_COMMON_WORDS.has(two)) return false;
+  return end - start === 2 || CN_BEFORE.has(text[start + 2]!) || CN_AFTER.has(text[start + 2]!);
+}
+
+/**
  * Where a name ending at `i` (a title's start) begins, or -1: a compound surname and one or two
  * characters, else the longest of a surname and two characters, a surname and one, a surname
- * alone (王经理) that the character before allows — not a Han character, or one that often comes
- * before a name (请张伟先生, 给王小明老师, 和李伟先生; not 中国惊奇先生, 作文语文老师).
+ * alone (王经理) that the character before allows — not a Han character, one that often comes
+ * before a name (请张伟先生, 给王小明老师, 和李伟先生; not 中国惊奇先生, 作文语文老师), or the end
+ * of a frequent verb or noun (帮我总结罗勇丽医生, 感谢王伟先生); all of it Han characters, and not an
+ * ordinary word (毕业老师, 国产女士).
  */
 function nameBefore(text: string, i: number): number {
   if (i >= 3 && CN_COMPOUND_SURNAMES.includes(text.slice(i - 3, i - 1))) return i - 3;
   if (i >= 4 && CN_COMPOUND_SURNAMES.includes(text.slice(i - 4, i - 2))) return i - 4;
   for (let start = i - 3; start < i; start++) {
-    if (start < 0 || !surnameAt(text, start) || !isHan(text[i - 1])) continue;
-    if (CN_NOT_NAMES.has(text.slice(start, start + 2))) continue;
+    if (start < 0 || !surnameAt(text, start) || !allHan(text, start + 1, i)) continue;
+    if (commonWordAt(text, start, i)) continue;
     if (!isHan(text[start - 1]) || CN_BEFORE.has(text[start - 1]!)) return start;
+    if (start >= 2 && CN_WORDS_BEFORE.has(text.slice(start - 2, start))) return start;
   }
   return -1;
 }
