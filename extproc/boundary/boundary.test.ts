@@ -34,6 +34,35 @@ describe("detectors", () => {
     );
   });
 
+  it("find national phone formats, American Express, more vendors' keys, and secrets by their context", () => {
+    assert.deepEqual(found("Ring 020 7946 0958 or 0161 496 0000."), ["phone:020 7946 0958", "phone:0161 496 0000"]);
+    assert.deepEqual(found("固话 010-12345678，深圳 0755-81234567"), ["phone:010-12345678", "phone:0755-81234567"]);
+    assert.deepEqual(found("Amex 3782 822463 10005"), ["bank_card:3782 822463 10005"]);
+    assert.deepEqual(found("ssn: 219 09 9999, social security number 219099999"), ["national_id:219 09 9999", "national_id:219099999"]);
+    assert.deepEqual(found("token npm_abcdefghijklmnopqrstuvwxyz0123456789 and hf_abcdefghijklmnopqrstuvwxyzABCDEF"), [
+      "secret:npm_abcdefghijklmnopqrstuvwxyz0123456789",
+      "secret:hf_abcdefghijklmnopqrstuvwxyzABCDEF",
+    ]);
+    assert.deepEqual(found("password=Sup3rS3cret!2024 then 密码：abc12345"), ["secret:Sup3rS3cret!2024", "secret:abc12345"]);
+    assert.deepEqual(found(`{"client_secret": "q8v!Zx2#kLp0", "secret_key": 'django-insecure-8h2k!x9z'}`), [
+      "secret:q8v!Zx2#kLp0",
+      "secret:django-insecure-8h2k!x9z",
+    ]);
+    // The password of a URL is a secret, not the start of an e-mail address.
+    assert.deepEqual(found("DATABASE_URL=postgres://admin:hunter2pass@db.internal:5432/prod"), ["secret:hunter2pass"]);
+  });
+
+  it("leave names of secrets, placeholders, code and look-alike numbers alone", () => {
+    assert.deepEqual(
+      found(
+        "interface Config { token: string; apiKey: string } const apiKey = process.env.OPENAI_API_KEY; password: ${DB_PASSWORD}; " +
+          "Set password=your-password-here. max_tokens: 1024, token=abc, secret: the plan, password: <redacted>, pwd: /home/user/project, " +
+          "token: 1500 per minute, git clone https://github.com/org/repo.git, Version 010-20240115, code 0x80070005 at 020 1234, 2024-01-15",
+      ),
+      [],
+    );
+  });
+
   it("find, from candidate positions only, exactly what one combined expression over the whole text finds", () => {
     const combined = new RegExp(EXPRESSIONS.map(([, s]) => `(${s})`).join("|"), "g");
     const reference = (text: string) =>
