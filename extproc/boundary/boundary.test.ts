@@ -48,6 +48,16 @@ describe("detectors", () => {
       "secret:q8v!Zx2#kLp0",
       "secret:django-insecure-8h2k!x9z",
     ]);
+    assert.deepEqual(found("1-800-555-0199, (+44) 20 7946 0958, phone: 0049 30 901820"), [
+      "phone:1-800-555-0199",
+      "phone:+44) 20 7946 0958",
+      "phone:0049 30 901820",
+    ]);
+    assert.deepEqual(found("身份证 110105 19491231 002X"), ["national_id:110105 19491231 002X"]);
+    assert.deepEqual(found("post to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"), [
+      "secret:hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    ]);
+    assert.deepEqual(found("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"), ["secret:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]);
     // The password of a URL is a secret, not the start of an e-mail address.
     assert.deepEqual(found("DATABASE_URL=postgres://admin:hunter2pass@db.internal:5432/prod"), ["secret:hunter2pass"]);
   });

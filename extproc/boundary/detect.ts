@@ -48,24 +48,25 @@ export interface CustomRules {
 export type Kind = Category | "cn_id" | "ssn" | "ipv6" | "token";
 const SOURCES: [Kind, string][] = [
   // Known key and token shapes (OpenAI, Anthropic, AWS, GitHub, Slack, Google, GitLab, Stripe, npm, Hugging Face, PyPI,
-  // Groq, xAI, Shopify, JWT, PEM: a private key
+  // Groq, xAI, Shopify, Slack and Discord webhook URLs, JWT, PEM: a private key
   // of at most 16 KB, so that many headers without an end cost a bounded scan each).
   [
     "secret",
-    String.raw`(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,16384}?-----END [A-Z ]{0,40}PRIVATE KEY-----)`,
+    String.raw`(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|(?:hooks\.slack\.com/services|discord(?:app)?\.com/api/webhooks)/[A-Za-z0-9/_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,16384}?-----END [A-Z ]{0,40}PRIVATE KEY-----)`,
   ],
   ["iban", String.raw`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b`],
-  ["cn_id", String.raw`(?<![\dA-Za-z])\d{17}[\dXx](?![\dA-Za-z])`],
+  ["cn_id", String.raw`(?<![\dA-Za-z])(?:\d{17}|\d{6} \d{8} \d{3})[\dXx](?![\dA-Za-z])`],
   ["ssn", String.raw`(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])`],
   // American Express's 4-6-5 grouping, then every other card's groups of four.
   ["bank_card", String.raw`(?<![\d-])(?:3[47]\d{2}[ -]?\d{6}[ -]?\d{5}|(?:\d{4}[ -]?){3}\d{1,7})(?![\d-])`],
-  // Chinese mobile (+86 optional), then international numbers written with `+`, then North American (xxx) xxx-xxxx,
+  // Chinese mobile (+86 optional), then international numbers written with `+` (or `(+44)`), then North American
+  // (xxx) xxx-xxxx (1- before it optional), international numbers written with 00,
   // then national numbers with their trunk 0: a Chinese landline (area code 010, 02x or 0xxx; a local number of 7-8
   // digits not from 0, not a date: 010-12345678, 0755-1234567) and the European
   // grouping of an area code and two groups (020 7946 0958, 0161 496 0000).
   [
     "phone",
-    String.raw`(?:(?<![\d+])(?:(?:\+|00)86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)|(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}(?!\d)|(?<![\w-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\d-])|(?<![\w-])0(?:10|2\d|[3-9]\d{2})-(?!20\d{2}(?:0[1-9]|1[0-2])[0-3]\d(?!\d))[1-9]\d{6,7}(?![\d-])|(?<![\w.-])0\d{2,4} \d{3,4} \d{3,4}(?![\d-]|\.\d))`,
+    String.raw`(?:(?<![\d+])(?:(?:\+|00)86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)|(?<![\w+])\+\d{1,3}\)?[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}(?!\d)|(?<![\w-])(?:1[ .-])?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\d-])|(?<![\w+.-])00[1-9]\d{0,2} \d{1,4}(?: ?\d{2,4}){1,4}(?![\d.-])|(?<![\w-])0(?:10|2\d|[3-9]\d{2})-(?!20\d{2}(?:0[1-9]|1[0-2])[0-3]\d(?!\d))[1-9]\d{6,7}(?![\d-])|(?<![\w.-])0\d{2,4} \d{3,4} \d{3,4}(?![\d-]|\.\d))`,
   ],
   ["ip", String.raw`(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.]|\.\d)`],
   ["ipv6", String.raw`(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])`],
@@ -103,7 +104,7 @@ const NUMBER_AT = /(?<!\d)\d|[+(](?=\d)|:(?=[0-9A-Fa-f]{0,4}:)/g;
 // The literal beginnings of the known key shapes. All but three lie in a run of 20 or more key
 // characters and are looked for only there; the three others are found by their literal.
 const SECRET_AT = /sk-|AKIA|gh[pousr]_|github_pat_|xox[abprs]-|AIza|glpat-|[rs]k_(?:live|test)_|npm_|hf_|pypi-|gsk_|xai-|shp(?:at|ss|ca|pa)_|eyJ|-----BEGIN /g;
-const SHORT_SECRETS = /xox[abprs]-|eyJ|-----BEGIN /g;
+const SHORT_SECRETS = /xox[abprs]-|hooks\.slack\.com\/services\/|discord(?:app)?\.com\/api\/webhooks\/|eyJ|-----BEGIN /g;
 const KEY_RUN_MIN = 20;
 const TOKEN_MIN = 24;
 
@@ -212,7 +213,7 @@ function allowed(text: string, p: number, e: number, flags: number, first: numbe
     case IBAN:
       return (first & UPPER) !== 0 && (cls(text, p + 2) & DIGIT) !== 0;
     case CN_ID:
-      return digits >= 17;
+      return digits >= 17 || (digits === 6 && after === 32);
     case SSN:
       return digits === 3 && after === 45; /* - */
     case CARD:
@@ -221,6 +222,7 @@ function allowed(text: string, p: number, e: number, flags: number, first: numbe
     case PHONE:
       // +…, (xxx), 1[3-9]x…, 00 86…, or xxx followed by a separator.
       if (digits === 0) return text.charCodeAt(p) === 43 || text.charCodeAt(p) === 40;
+      if (digits === 1) return text.charCodeAt(p) === 49 && (after === 32 || after === 46 || after === 45); /* 1 and a separator */
       return digits >= 4 || (digits === 3 && (after === 32 || after === 46 || after === 45 || after === 41));
     case IP:
       return digits >= 1 && digits <= 3 && after === 46; /* . */
@@ -295,7 +297,7 @@ const SSN_NAMED = /\b(?:SSN|social security(?: number| no\.?)?)\b[^\d\n]{0,12}(\
 const VALUE_END = /[\s"'<>,;`)\]}]/;
 // Values that name a secret instead of being one: placeholders, templates, paths, code that reads it.
 const NOT_A_VALUE =
-  /^(?:[$%{<*/~]|\.\.?\/|x{4}|\.{3})|your|example|here|placeholder|redacted|^(?:process\.env|os\.environ|os\.getenv|getenv|env\.|config\.|settings\.|self\.|this\.|req\.|request\.|args\.|none$|null$|undefined$|true$|false$)/i;
+  /^(?:[$%{<*/~]|\.\.?\/|x{4}|\.{3})|your|^(?:example|sample|dummy)|here|placeholder|redacted|^(?:process\.env|os\.environ|os\.getenv|getenv|env\.|config\.|settings\.|self\.|this\.|req\.|request\.|args\.|none$|null$|undefined$|true$|false$)/i;
 
 /**
  * Values found by their context: the value after a credential's name, the password in a URL's
@@ -365,7 +367,7 @@ function mergeEmails(out: Detection[], mails: number): Detection[] {
 function validated(kind: Kind, v: string): Category | undefined {
   switch (kind) {
     case "cn_id":
-      return residentIdValid(v) ? "national_id" : undefined;
+      return residentIdValid(v.replace(/ /g, "")) ? "national_id" : undefined;
     case "ssn":
       return ssnValid(v) ? "national_id" : undefined;
     case "bank_card":
