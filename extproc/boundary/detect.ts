@@ -5,10 +5,13 @@
  * sticky there only, and each candidate is then checked by its category's validator (Luhn for
  * cards, the ISO 7064 check digit of a Chinese resident ID, mod-97 for an IBAN, `net.isIP` for
  * addresses, character entropy for unprefixed tokens), so order numbers, dates, version strings
- * and hashes fall out. Per-tenant keywords and patterns and confidential markers are a second,
- * plain scan; names and street addresses (`names.ts`) a third, when a policy asks for them.
+ * and hashes fall out. Values known only by what comes before them (a password after its name, a
+ * URL's password) are `context-values.ts`'s. Per-tenant keywords and patterns and confidential
+ * markers are a second, plain scan; names and street addresses (`names.ts`) a third, when a policy
+ * asks for them.
  */
 import { isIPv4, isIPv6 } from "node:net";
+import { valuesInContext, withValuesInContext } from "./context-values.ts";
 import { detectPersonal } from "./names.ts";
 import { bankCardValid, ibanValid, looksRandom, residentIdValid, ssnValid } from "./validators.ts";
 
@@ -48,8 +51,8 @@ export interface CustomRules {
 export type Kind = Category | "cn_id" | "ssn" | "ipv6" | "token";
 const SOURCES: [Kind, string][] = [
   // Known key and token shapes (OpenAI, Anthropic, AWS, GitHub, Slack, Google, GitLab, Stripe, npm, Hugging Face, PyPI,
-  // Groq, xAI, Shopify, Slack and Discord webhook URLs, JWT, PEM: a private key
-  // of at most 16 KB, so that many headers without an end cost a bounded scan each).
+  // Groq, xAI, Shopify, Slack and Discord webhook URLs, JWT, PEM: a private key of at most 16 KB, so that many headers
+  // without an end cost a bounded scan each).
   [
     "secret",
     String.raw`(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|(?:hooks\.slack\.com/services|discord(?:app)?\.com/api/webhooks)/[A-Za-z0-9/_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,16384}?-----END [A-Z ]{0,40}PRIVATE KEY-----)`,
@@ -101,8 +104,9 @@ const AT_IPV6 = 4;
 const AT_TOKEN = 8;
 // A run of digits begins (or a `+`/`(` before one), or a `:` another `:` follows within four hex digits.
 const NUMBER_AT = /(?<!\d)\d|[+(](?=\d)|:(?=[0-9A-Fa-f]{0,4}:)/g;
-// The literal beginnings of the known key shapes. All but three lie in a run of 20 or more key
-// characters and are looked for only there; the three others are found by their literal.
+// The literal beginnings of the known key shapes. Most lie in a run of 20 or more key characters and
+// are looked for only there; the others (SHORT_SECRETS: Slack tokens, webhook URLs, JWTs, PEM
+// headers) are found by their literal.
 const SECRET_AT = /sk-|AKIA|gh[pousr]_|github_pat_|xox[abprs]-|AIza|glpat-|[rs]k_(?:live|test)_|npm_|hf_|pypi-|gsk_|xai-|shp(?:at|ss|ca|pa)_|eyJ|-----BEGIN /g;
 const SHORT_SECRETS = /xox[abprs]-|hooks\.slack\.com\/services\/|discord(?:app)?\.com\/api\/webhooks\/|eyJ|-----BEGIN /g;
 const KEY_RUN_MIN = 20;
@@ -286,63 +290,8 @@ export function detectStructured(text: string, out: Detection[] = []): Detection
     if (category) out.push({ category, start, end: start + value.length });
   });
   if (mails > 0) mergeEmails(out, mails);
-  const creds = credentials(text);
-  return creds.length === 0 ? out : withCredentials(out, creds);
-}
-
-// A credential by its name: `password=…`, `"api_key": "…"`, `密码：…` (the value is the secret).
-const CREDENTIAL =
-  /(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|密码|口令|密钥)["'\]]?[ \t]{0,3}[:=：][ \t]{0,3}["']?/gi;
-const SSN_NAMED = /\b(?:SSN|social security(?: number| no\.?)?)\b[^\d\n]{0,12}(\d{3} ?\d{2} ?\d{4})(?![\d-])/gi;
-const VALUE_END = /[\s"'<>,;`)\]}]/;
-// Values that name a secret instead of being one: placeholders, templates, paths, code that reads it.
-const NOT_A_VALUE =
-  /^(?:[$%{<*/~]|\.\.?\/|x{4}|\.{3})|your|^(?:example|sample|dummy)|here|placeholder|redacted|^(?:process\.env|os\.environ|os\.getenv|getenv|env\.|config\.|settings\.|self\.|this\.|req\.|request\.|args\.|none$|null$|undefined$|true$|false$)/i;
-
-/**
- * Values found by their context: the value after a credential's name, the password in a URL's
- * user information (`postgres://user:password@host`), a US SSN without dashes after its name. A value counts when it is at least
- * six characters, holds a digit or a symbol (not a plain word: `token: string`), and is not a
- * placeholder or a reference to where the secret is kept.
- */
-function credentials(text: string): Detection[] {
-  const out: Detection[] = [];
-  for (let at = text.indexOf("://"); at >= 0; at = text.indexOf("://", at + 3)) {
-    let end = at + 3;
-    while (end < text.length && end < at + 260 && !/[\s/?#"'<>]/.test(text[end]!)) end++;
-    const authority = text.slice(at + 3, end);
-    const userEnd = authority.lastIndexOf("@");
-    const colon = authority.indexOf(":");
-    if (userEnd > 0 && colon >= 0 && colon < userEnd - 1) out.push({ category: "secret", start: at + 3 + colon + 1, end: at + 3 + userEnd });
-  }
-  // A US SSN written with spaces or none, after its name (with dashes, the expression above finds it anywhere).
-  SSN_NAMED.lastIndex = 0;
-  for (let m = SSN_NAMED.exec(text); m !== null; m = SSN_NAMED.exec(text)) {
-    const value = m[1]!;
-    const start = m.index + m[0].length - value.length;
-    const digits = value.replace(/ /g, "");
-    if (ssnValid(`${digits.slice(0, 3)}-${digits.slice(3, 5)}-${digits.slice(5)}`)) out.push({ category: "national_id", start, end: start + value.length });
-  }
-  if (!/[:=：]/.test(text)) return out;
-  CREDENTIAL.lastIndex = 0;
-  for (let m = CREDENTIAL.exec(text); m !== null; m = CREDENTIAL.exec(text)) {
-    const start = CREDENTIAL.lastIndex;
-    let end = start;
-    while (end < text.length && end < start + 256 && !VALUE_END.test(text[end]!)) end++;
-    const value = text.slice(start, end);
-    if (value.length < 6 || NOT_A_VALUE.test(value) || !/[\d!#$%&*+/=?@^~-]/.test(value)) continue;
-    if (!out.some((d) => d.start < end && start < d.end)) out.push({ category: "secret", start, end });
-  }
-  return out.sort((a, b) => a.start - b.start);
-}
-
-/** `found` with the context-found `creds`: a credential wins over what overlaps it; in order. */
-function withCredentials(found: Detection[], creds: Detection[]): Detection[] {
-  const kept = found.filter((d) => !creds.some((c) => c.start < d.end && d.start < c.end));
-  const merged = [...kept, ...creds].sort((a, b) => a.start - b.start);
-  found.length = 0;
-  found.push(...merged);
-  return found;
+  const found = valuesInContext(text);
+  return found.length === 0 ? out : withValuesInContext(out, found);
 }
 
 /** `out`'s first `mails` entries (e-mails) merged into the rest by position; a match inside an e-mail (its digits) dropped. */
