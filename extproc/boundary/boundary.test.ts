@@ -44,6 +44,8 @@ describe("detectors", () => {
       "secret:hf_abcdefghijklmnopqrstuvwxyzABCDEF",
     ]);
     assert.deepEqual(found("password=Sup3rS3cret!2024 then 密码：abc12345"), ["secret:Sup3rS3cret!2024", "secret:abc12345"]);
+    // A word that only contains "here" or "your" is no placeholder.
+    assert.deepEqual(found("password: Somewhere42!"), ["secret:Somewhere42!"]);
     assert.deepEqual(found(`{"client_secret": "q8v!Zx2#kLp0", "secret_key": 'django-insecure-8h2k!x9z'}`), [
       "secret:q8v!Zx2#kLp0",
       "secret:django-insecure-8h2k!x9z",

@@ -13,9 +13,10 @@ const CREDENTIAL =
   /(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|密码|口令|密钥)["'\]]?[ \t]{0,3}[:=：][ \t]{0,3}["']?/gi;
 const SSN_NAMED = /\b(?:SSN|social security(?: number| no\.?)?)\b[^\d\n]{0,12}(\d{3} ?\d{2} ?\d{4})(?![\d-])/gi;
 const VALUE_END = /[\s"'<>,;`)\]}]/;
-// Values that name a secret instead of being one: placeholders, templates, paths, code that reads it.
+// Values that name a secret instead of being one: placeholders (`your-key-here`, not `Somewhere1!`), templates,
+// paths, code that reads it.
 const NOT_A_VALUE =
-  /^(?:[$%{<*/~]|\.\.?\/|x{4}|\.{3})|your|^(?:example|sample|dummy)|here|placeholder|redacted|^(?:process\.env|os\.environ|os\.getenv|getenv|env\.|config\.|settings\.|self\.|this\.|req\.|request\.|args\.|none$|null$|undefined$|true$|false$)/i;
+  /^(?:[$%{<*/~]|\.\.?\/|x{4}|\.{3})|(?:^|[^a-z])(?:your|here)(?:[^a-z]|$)|^(?:example|sample|dummy)|placeholder|redacted|^(?:process\.env|os\.environ|os\.getenv|getenv|env\.|config\.|settings\.|self\.|this\.|req\.|request\.|args\.|none$|null$|undefined$|true$|false$)/i;
 
 /**
  * Values found by their context, in order: the value after a credential's name, the password in
