@@ -18,14 +18,16 @@ import { StreamRestorer } from "../../extproc/boundary/stream-restore.ts";
 import type { CustomRules } from "../../extproc/boundary/detect.ts";
 import { corpus, personalCorpus, prng, type Label, type Sample } from "./corpus.ts";
 
+const samples = corpus();
+const rules: CustomRules = { keywords: [], patterns: [], markers: [] };
+const withPersonal = { ...rules, personal: true };
+const policy = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact" }), "bench", "chat_completions")!;
 if (process.argv.includes("--latency")) {
   latency();
   process.exit(0);
 }
-const samples = corpus();
 if (process.argv.includes("--write"))
   writeFileSync(new URL("corpus.jsonl", import.meta.url), [...samples, ...personalCorpus()].map((s) => JSON.stringify(s)).join("\n") + "\n");
-const rules: CustomRules = { keywords: [], patterns: [], markers: [] };
 
 // 1. Precision / recall, per category: a detection is a TP when it overlaps a planted value of its category.
 type Tally = Map<Label, { tp: number; fp: number; fn: number }>;
@@ -75,7 +77,6 @@ console.log(
 table(score(samples, rules, STRUCTURED));
 // Names and street addresses: their own corpus, and the structured one as more hard negatives.
 const peopleSet = personalCorpus();
-const withPersonal = { ...rules, personal: true };
 console.log(
   `\nnames and street addresses (personal: on): ${peopleSet.length} sentences (seed 2323), ${peopleSet.reduce((n, s) => n + s.spans.length, 0)} planted, ${peopleSet.filter((s) => s.spans.length === 0).length} with hard negatives only; then the ${samples.length} structured sentences as negatives`,
 );
@@ -118,7 +119,6 @@ if (["stsb-dev.tsv", "lcqmc-dev.tsv", "pawsx-zh-dev.tsv"].every((f) => existsSyn
 }
 
 // 2. Restoration exactness.
-const policy = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact" }), "bench", "chat_completions")!;
 let restored = 0;
 let checks = 0;
 let streamChecks = 0;
@@ -156,10 +156,6 @@ spawnSync(process.execPath, [...process.execArgv, "--expose-gc", fileURLToPath(i
 // 3. Latency, in a child process of its own (`--latency`): the quality runs above leave hundreds of
 // megabytes of garbage whose collection would otherwise land in these timings.
 function latency(): void {
-  const rules: CustomRules = { keywords: [], patterns: [], markers: [] };
-  const withPersonal = { ...rules, personal: true };
-  const policy = boundaryPolicy(dataBoundarySchema.parse({ enable: true, secrets: "redact", pii: "redact" }), "bench", "chat_completions")!;
-  const samples = corpus();
   // 3. Latency on 2 KB prompts: prose of a support/ops chat in English and Chinese, (a) with four
   // planted values and their hard negatives, (b) with hard negatives only (dates, versions, order
   // numbers, a hash: no value to find), (c) prose alone. (b) and (c) are the common case.
