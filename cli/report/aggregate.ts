@@ -1,142 +1,24 @@
 /**
  * The report's numbers, computed in one pass over rows with bounded memory: counters, fixed
  * log-bucket histograms for latencies (`histogram.ts`), a time series whose bucket width doubles
- * when it would pass `MAX_BUCKETS`, and per-tenant / per-model tables capped at `MAX_GROUPS` keys
- * (the rest are counted under `(other)`). `result()` returns plain data: the JSON file is exactly it.
+ * when it would pass `MAX_BUCKETS`, and per-tenant / per-model tables (`tables.ts`: capped at
+ * `MAX_GROUPS` keys, the rest counted under `(other)`). `result()` returns plain data
+ * (`report-data.ts`): the JSON file is exactly it.
  */
 import { LogHistogram } from "./histogram.ts";
+import type { LatencyGroup, ReportData, TimeBucket } from "./report-data.ts";
+import { LATENCY_GROUPS } from "./report-data.ts";
+import { distributions, groupFor, groupRows, round, type Group } from "./tables.ts";
 import type { Route, Row } from "./row.ts";
 
 export const MAX_BUCKETS = 240;
-export const MAX_GROUPS = 500;
 const FIRST_WIDTH_MS = 60_000;
-/** Upper edges (ms) of the latency distribution's bins; the last bin takes the rest. */
-export const LATENCY_BINS_MS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000] as const;
-/** Latency groups: the routes, with upgraded edge answers apart from direct cloud calls. */
-export const LATENCY_GROUPS = ["edge", "cloud", "cloud (upgraded)", "cache", "none"] as const;
-export type LatencyGroup = (typeof LATENCY_GROUPS)[number];
 
 export interface Filters {
   since?: number | undefined;
   until?: number | undefined;
   tenants?: ReadonlySet<string> | undefined;
   models?: ReadonlySet<string> | undefined;
-}
-
-export interface Distribution {
-  count: number;
-  mean_ms: number | null;
-  p50_ms: number | null;
-  p95_ms: number | null;
-  p99_ms: number | null;
-  max_ms: number | null;
-  /** Counts per bin of `LATENCY_BINS_MS` (`le_ms` null: above the last edge). */
-  bins: { le_ms: number | null; count: number }[];
-}
-
-export interface GroupRow {
-  key: string;
-  requests: number;
-  edge: number;
-  cloud: number;
-  cache: number;
-  refused_or_failed: number;
-  upgraded: number;
-  errors_5xx: number;
-  throttled_429: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  all_cloud_usd: number;
-  savings_ratio: number | null;
-  p50_ms: number | null;
-  p95_ms: number | null;
-}
-
-export interface TimeBucket {
-  start: string;
-  requests: number;
-  edge: number;
-  cloud: number;
-  cache: number;
-  none: number;
-  /** Edge answers (kept) over answered requests in the bucket. */
-  edge_share: number | null;
-  errors_5xx: number;
-  throttled_429: number;
-  cost_usd: number;
-  all_cloud_usd: number;
-}
-
-export interface ReportData {
-  generated_at: string;
-  inputs: string[];
-  filters: { since: string | null; until: string | null; tenants: string[]; models: string[] };
-  lines: { read: number; requests: number; not_requests: number; malformed: number; filtered_out: number; without_time: number };
-  window: { first: string | null; last: string | null; bucket_ms: number };
-  requests: {
-    total: number;
-    answered: number;
-    by_route: Record<Route, number>;
-    by_status: Record<string, number>;
-    shadow: number;
-    shadow_routes: Record<string, number>;
-    from_log: number;
-    from_replay: number;
-  };
-  edge_share: number | null;
-  cost: {
-    actual_usd: number;
-    all_cloud_usd: number;
-    saved_usd: number;
-    savings_ratio: number | null;
-    unpriced_requests: number;
-    counterfactual_unknown: number;
-  };
-  cache: {
-    lookups: number;
-    hits: number;
-    exact_hits: number;
-    semantic_hits: number;
-    bypass: number;
-    hit_rate: number | null;
-    exact_rate: number | null;
-    semantic_rate: number | null;
-  };
-  cascade: {
-    edge_first: number;
-    kept: number;
-    upgraded: number;
-    upgrade_rate: number | null;
-    upgrade_reasons: Record<string, number>;
-    unscored: number;
-    /** Confidence in 20 bins of 0.05 ([0, 0.05), … [0.95, 1]), kept and upgraded. */
-    confidence_bins: { from: number; kept: number; upgraded: number }[];
-    kept_confidence_mean: number | null;
-    upgraded_confidence_mean: number | null;
-  };
-  fallback: { requests: number; rate: number | null; reasons: Record<string, number>; degraded: Record<string, number> };
-  /** Online calibration, from the request log's `calibration` field: edge requests sent by a held threshold, and how each threshold went. */
-  calibration: {
-    edge_requests: number;
-    shadowed: number;
-    /** Per tenant and intent, in time order of the log: the first and last threshold seen, its range. */
-    thresholds: { tenant: string; intent: string; requests: number; shadowed: number; first: number; last: number; min: number; max: number }[];
-  };
-  errors: {
-    errors_5xx: number;
-    throttled_429: number;
-    client_4xx: number;
-    error_rate: number | null;
-    by_cause: Record<string, number>;
-    throttled_by_limit: Record<string, number>;
-  };
-  latency: Record<LatencyGroup, Distribution>;
-  ttft: Record<LatencyGroup, Distribution>;
-  throughput: { peak_requests_per_s: number | null; mean_requests_per_s: number | null; worst_bucket_error_rate: number | null };
-  time_series: TimeBucket[];
-  tenants: GroupRow[];
-  models: GroupRow[];
 }
 
 interface Bucket {
@@ -151,25 +33,8 @@ interface Bucket {
   allCloud: number;
 }
 
-class Group {
-  requests = 0;
-  edge = 0;
-  cloud = 0;
-  cache = 0;
-  none = 0;
-  upgraded = 0;
-  errors = 0;
-  throttled = 0;
-  inputTokens = 0;
-  outputTokens = 0;
-  cost = 0;
-  allCloud = 0;
-  readonly latency = new LogHistogram();
-}
-
 const inc = (m: Map<string, number>, k: string, by = 1): void => void m.set(k, (m.get(k) ?? 0) + by);
 const ratio = (a: number, b: number): number | null => (b === 0 ? null : a / b);
-const round = (v: number, digits = 6): number => Math.round(v * 10 ** digits) / 10 ** digits;
 const iso = (t: number | undefined): string | null => (t === undefined ? null : new Date(t).toISOString());
 
 /** `low_confidence:0.12<0.6` → `low_confidence`; `edge_status:500` kept whole. */
@@ -513,57 +378,6 @@ export class Aggregator {
   }
 }
 
-function groupFor(map: Map<string, Group>, key: string): Group {
-  let g = map.get(key);
-  if (g) return g;
-  const k = map.size >= MAX_GROUPS ? "(other)" : key;
-  g = map.get(k) ?? new Group();
-  map.set(k, g);
-  return g;
-}
-
 function sorted(m: Map<string, number>): Record<string, number> {
   return Object.fromEntries([...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
-}
-
-const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 100) / 100);
-
-function distribution(h: LogHistogram): Distribution {
-  const bins = h.binned(LATENCY_BINS_MS);
-  return {
-    count: h.count,
-    mean_ms: ms(h.mean()),
-    p50_ms: ms(h.quantile(0.5)),
-    p95_ms: ms(h.quantile(0.95)),
-    p99_ms: ms(h.quantile(0.99)),
-    max_ms: h.count === 0 ? null : ms(h.max),
-    bins: bins.map((count, i) => ({ le_ms: LATENCY_BINS_MS[i] ?? null, count })),
-  };
-}
-
-function distributions(m: Map<LatencyGroup, LogHistogram>): Record<LatencyGroup, Distribution> {
-  return Object.fromEntries(LATENCY_GROUPS.map((g) => [g, distribution(m.get(g)!)])) as Record<LatencyGroup, Distribution>;
-}
-
-function groupRows(m: Map<string, Group>): GroupRow[] {
-  return [...m]
-    .map(([key, g]) => ({
-      key,
-      requests: g.requests,
-      edge: g.edge,
-      cloud: g.cloud,
-      cache: g.cache,
-      refused_or_failed: g.none,
-      upgraded: g.upgraded,
-      errors_5xx: g.errors,
-      throttled_429: g.throttled,
-      input_tokens: g.inputTokens,
-      output_tokens: g.outputTokens,
-      cost_usd: round(g.cost),
-      all_cloud_usd: round(g.allCloud),
-      savings_ratio: g.allCloud === 0 ? null : round(1 - g.cost / g.allCloud, 4),
-      p50_ms: ms(g.latency.quantile(0.5)),
-      p95_ms: ms(g.latency.quantile(0.95)),
-    }))
-    .sort((a, b) => b.requests - a.requests || a.key.localeCompare(b.key));
 }

@@ -6,7 +6,7 @@
  */
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
-import { LATENCY_BINS_MS, LATENCY_GROUPS, type Distribution, type LatencyGroup, type ReportData } from "./aggregate.ts";
+import { LATENCY_BINS_MS, LATENCY_GROUPS, type Distribution, type LatencyGroup, type ReportData } from "./report-data.ts";
 
 export interface Chart {
   id: string;

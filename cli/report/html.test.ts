@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium, type BrowserContext } from "playwright-core";
-import { LATENCY_GROUPS, type ReportData } from "./aggregate.ts";
+import { LATENCY_GROUPS, type ReportData } from "./report-data.ts";
 import { writeReport } from "./main.ts";
 
 const CHROMIUM = "/usr/bin/chromium";

@@ -2,7 +2,7 @@
  * The HTML report: one self-contained file (inline SVG and CSS, no script, nothing fetched), so
  * it opens offline and can be mailed or attached to a ticket as is.
  */
-import type { GroupRow, ReportData } from "./aggregate.ts";
+import type { GroupRow, ReportData } from "./report-data.ts";
 import type { Chart } from "./charts.ts";
 import { answers } from "./summary.ts";
 

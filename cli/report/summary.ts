@@ -2,7 +2,7 @@
  * The Markdown summary: the brief's three questions answered with the report's numbers, and what
  * the logs cannot tell.
  */
-import type { ReportData } from "./aggregate.ts";
+import type { ReportData } from "./report-data.ts";
 
 const pct = (v: number | null): string => (v === null ? "n/a" : `${(v * 100).toFixed(1)} %`);
 const usd = (v: number): string => `$${v.toFixed(6)}`;
