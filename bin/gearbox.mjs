@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The `gearbox` executable: runs the TypeScript sources through tsx's loader.
-import { register } from "tsx/esm/api";
+// The `gearbox` executable: runs the TypeScript sources through Gearbox's own loader (ts-loader.mjs).
+import "./ts-loader.mjs";
 
-register();
 await import("../cli/gearbox.ts");
