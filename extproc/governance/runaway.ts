@@ -16,7 +16,7 @@
  * The count is one limiter `repeat` check (INCR + PEXPIRE in the same script), part of the same
  * atomic admission as the other limits; a refused request does not extend the window.
  */
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import type { RawConfig } from "../config/schema.ts";
 import type { PlannedCheck } from "./limits.ts";
 import type { Caller } from "./model.ts";
@@ -30,6 +30,8 @@ export type RunawayConfig = Pick<RawConfig["runaway"], "enable" | "window_ms" | 
 
 /** 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id) and the canonical request. */
 export function requestFingerprint(scope: string, canonicalRequest: string | Uint8Array): string {
+  // One-shot for text (every request's case): no Hash object, about half the time.
+  if (typeof canonicalRequest === "string") return hash("sha256", `${scope}\n${canonicalRequest}`, "hex").slice(0, 32);
   return createHash("sha256").update(scope).update("\n").update(canonicalRequest).digest("hex").slice(0, 32);
 }
 

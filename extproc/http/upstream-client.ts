@@ -38,7 +38,12 @@ export interface SendDeadlines {
   timeout(kind: "connect" | "first_byte"): Error;
 }
 
-/** Sends one request; resolves with the response once its headers arrive. */
+/**
+ * Sends one request; resolves with the response once its headers arrive. `signal` aborting
+ * destroys the call (its response too) with the signal's reason; so do the deadlines, with
+ * theirs. One listener per event on the request, removed with it: no `signal` option, whose
+ * end-of-stream watcher costs several listeners per call.
+ */
 export function sendUpstream(
   to: URL | Destination,
   headers: Headers,
@@ -49,6 +54,8 @@ export function sendUpstream(
   const target = to instanceof URL ? destination(to, to.pathname + to.search) : to;
   const request = target.secure ? https.request : http.request;
   return new Promise((resolve, reject) => {
+    const aborted = () => (signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    if (signal.aborted) return reject(aborted());
     const req = request({
       hostname: target.hostname,
       port: target.port,
@@ -56,25 +63,30 @@ export function sendUpstream(
       method: "POST",
       agent: target.secure ? httpsAgent : httpAgent,
       headers: { ...headers, "content-length": String(body.length) },
-      signal,
     });
-    req.once("response", resolve);
+    const onAbort = () => req.destroy(aborted());
+    signal.addEventListener("abort", onAbort, { once: true });
+    let firstByte: NodeJS.Timeout | undefined;
+    if (deadlines) {
+      firstByte = setTimeout(() => req.destroy(deadlines.timeout("first_byte")), deadlines.firstByteMs);
+      req.once("socket", (socket) => {
+        if (!socket.connecting) return;
+        const connect = setTimeout(() => req.destroy(deadlines.timeout("connect")), deadlines.connectMs);
+        socket.once("connect", () => clearTimeout(connect));
+        socket.once("close", () => clearTimeout(connect));
+      });
+    }
+    req.once("response", (res: http.IncomingMessage) => {
+      clearTimeout(firstByte);
+      resolve(res);
+    });
     req.once("error", reject);
-    if (deadlines) watch(req, deadlines);
+    // The request and its response are one: closed (answered, failed or aborted), nothing is left to abort.
+    req.once("close", () => {
+      clearTimeout(firstByte);
+      signal.removeEventListener("abort", onAbort);
+    });
     req.end(body);
-  });
-}
-
-/** Destroys `req` with the deadline's error when it cannot connect, or gets no answer, in time (a reused socket is connected). */
-function watch(req: http.ClientRequest, deadlines: SendDeadlines): void {
-  const firstByte = setTimeout(() => req.destroy(deadlines.timeout("first_byte")), deadlines.firstByteMs);
-  req.once("response", () => clearTimeout(firstByte));
-  req.once("close", () => clearTimeout(firstByte));
-  req.once("socket", (socket) => {
-    if (!socket.connecting) return;
-    const connect = setTimeout(() => req.destroy(deadlines.timeout("connect")), deadlines.connectMs);
-    socket.once("connect", () => clearTimeout(connect));
-    socket.once("close", () => clearTimeout(connect));
   });
 }
 

@@ -51,7 +51,8 @@ export function cloudCall(
   };
   // The caller's key is Gearbox's call key: no client credential ever goes upstream.
   // Nor do headers of the client's API (and SDK telemetry) go to a provider that speaks another.
-  const foreign = client ? foreignClientHeaders(Object.keys(client.headers), client.protocol, backendProtocol(provider.kind)) : [];
+  const target = backendProtocol(provider.kind);
+  const foreign = client && client.protocol !== target ? foreignClientHeaders(Object.keys(client.headers), client.protocol, target) : [];
   const removeHeaders = [...strip, ...[...CLIENT_CREDENTIAL_HEADERS, ...foreign].filter((h) => setHeaders[h] === undefined)];
   const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };
   const body = upstream.body ?? rewritten;

@@ -95,8 +95,8 @@ export class RequestContext {
   readonly state: RoutingState;
   /** The caches' part: lookup, and the answer stored after a miss. */
   readonly cache: RequestCache;
-  /** Aborted when the transport gives up on the request: fallback calls stop. */
-  readonly gone = new AbortController();
+  /** Made when first asked for: most requests end without anyone listening for their abort. */
+  private goneController: AbortController | undefined;
 
   // The request, as its headers and body said.
   spec: EndpointSpec | undefined;
@@ -142,6 +142,11 @@ export class RequestContext {
     this.snapshot = deps.runtime.current();
     this.state = deps.runtime.state;
     this.cache = new RequestCache(deps, this.snapshot.config);
+  }
+
+  /** Aborted when the transport gives up on the request: fallback calls stop. */
+  get gone(): AbortController {
+    return (this.goneController ??= new AbortController());
   }
 
   get config(): RuntimeSnapshot["config"] {

@@ -83,14 +83,56 @@ export function planOpenAIToOpenAIEmbeddings(req: EmbeddingsRequest, ctx: Backen
 
 /** Success: unchanged bytes, usage read. Error: unchanged if OpenAI-shaped, else shaped. */
 function readJsonResponse(status: number, headers: Headers, body: Buffer): TranslatedResponse {
-  const json = readUpstreamJson(body);
-  if (status >= 400) {
-    const clientShaped = isObject(json) && isObject(json.error) && typeof json.error.message === "string";
-    return { error: { error: upstreamError(status, headers, body), clientShaped } };
+  if (status < 400) {
+    const usage = usageAtEnd(body) ?? usageOf(readUpstreamJson(body));
+    return usage ? { usage } : {};
   }
-  const usage = isObject(json) ? parseOpenAIUsage(json.usage) : undefined;
-  return usage ? { usage } : {};
+  const json = readUpstreamJson(body);
+  const clientShaped = isObject(json) && isObject(json.error) && typeof json.error.message === "string";
+  return { error: { error: upstreamError(status, headers, body), clientShaped } };
 }
+
+const usageOf = (json: unknown): Usage | undefined => (isObject(json) ? parseOpenAIUsage(json.usage) : undefined);
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const USAGE_KEY = Buffer.from('"usage"');
+
+/**
+ * The `usage` of an OpenAI answer read from the last `"usage": {…}` in its bytes, without parsing
+ * the rest (OpenAI and the compatible providers put it last, after the choices): the body is
+ * passed on byte for byte, so its usage is all Gearbox reads of it. `undefined` when the last
+ * `"usage"` is not a key holding an object of token counts — an answer without usage, or one
+ * laid out otherwise — and the caller parses the whole body instead.
+ */
+function usageAtEnd(body: Buffer): Usage | undefined {
+  const at = body.lastIndexOf(USAGE_KEY);
+  // Inside a string the quote would be escaped.
+  if (at <= 0 || body[at - 1] === BACKSLASH) return undefined;
+  let i = at + USAGE_KEY.length;
+  while (isSpace(body[i])) i++;
+  if (body[i++] !== 0x3a /* : */) return undefined;
+  while (isSpace(body[i])) i++;
+  if (body[i] !== 0x7b /* { */) return undefined;
+  const start = i;
+  let depth = 0;
+  let inString = false;
+  for (; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === 0x7b) depth++;
+    else if (c === 0x7d && --depth === 0) break;
+  }
+  if (depth !== 0) return undefined;
+  const raw = readUpstreamJson(body.subarray(start, i + 1));
+  if (!isObject(raw) || (typeof raw.prompt_tokens !== "number" && typeof raw.completion_tokens !== "number")) return undefined;
+  return parseOpenAIUsage(raw);
+}
+
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /**
  * Forwards the stream event by event, exactly as received, reading usage on the way. It holds
