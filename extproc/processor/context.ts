@@ -149,6 +149,16 @@ export class RequestContext {
     return (this.goneController ??= new AbortController());
   }
 
+  /**
+   * The transport gave up on the request (the client left, Envoy closed the stream). Nothing to
+   * tell when the request had finished and no call of it ever asked for the signal: the usual
+   * end of every ext_proc stream costs no controller, no error and no event.
+   */
+  abandon(reason: string): void {
+    if (this.goneController === undefined && this.logged) return;
+    if (!this.gone.signal.aborted) this.gone.abort(new Error(reason));
+  }
+
   get config(): RuntimeSnapshot["config"] {
     return this.snapshot.config;
   }

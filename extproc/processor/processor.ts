@@ -102,7 +102,7 @@ export class RequestProcessor {
 
   /** The client went away (or Envoy dropped the stream) before its answer: recorded as 499. */
   abort(reason: string): void {
-    this.ctx.gone.abort(new Error(reason));
+    this.ctx.abandon(reason);
     if (this.ctx.spec && !this.ctx.logged) this.ctx.finish(new GatewayError(499, "server_error", reason));
   }
 
