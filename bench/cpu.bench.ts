@@ -18,6 +18,13 @@
  *
  * `--base DIR`: another Gearbox checkout (e.g. `git worktree add DIR <rev>` with node_modules
  * linked) run as one more front-door target, alternated with this one: an A/B in the same run.
+ *
+ * `--paired N` (with `--base`): only the A/B, measured concurrently — each round loads both
+ * Gearboxes at once, half the clients each from a client process of its own (which process drives
+ * which alternates), so both see the same machine at the same moments; the change is the median
+ * over N rounds of the per-round ratio of CPU per request. Targets measured one after the other
+ * moved ±10 % against an identical copy of themselves (an A/A run) on this shared 2-core machine;
+ * measured this way the A/A stays within a few per cent (bench/RESULTS.md).
  */
 import { readFileSync, mkdtempSync } from "node:fs";
 import net from "node:net";
@@ -34,6 +41,7 @@ const portkeyAt = process.argv.indexOf("--portkey");
 const PORTKEY = portkeyAt > 0 ? process.argv[portkeyAt + 1] : undefined;
 const baseAt = process.argv.indexOf("--base");
 const BASE = baseAt > 0 ? process.argv[baseAt + 1] : undefined;
+const PAIRED = process.argv.includes("--paired") ? numberArg("paired", 11) : undefined;
 const onlyAt = process.argv.indexOf("--only");
 /** `--only "16 clients,stream"`: run only the scenarios whose title contains one of these. */
 const ONLY = onlyAt > 0 ? process.argv[onlyAt + 1]?.split(",") : undefined;
@@ -167,6 +175,41 @@ async function startGearbox(bin: string, upstream: string): Promise<{ pid: numbe
   return { pid: gearbox.pid ?? 0, ports };
 }
 
+/** `--paired`: the two Gearboxes loaded at the same time, `concurrency / 2` clients each; per-round CPU ratios. */
+async function pairedScenario(clients: [Client, Client], title: string, a: Target, b: Target, concurrency: number, stream: boolean): Promise<void> {
+  const ratios: number[] = [];
+  const cpu: [number[], number[]] = [[], []];
+  for (let round = 0; round < (PAIRED ?? 0); round++) {
+    const [first, second] = round % 2 === 0 ? clients : [clients[1], clients[0]];
+    const [ra, rb] = await Promise.all([measure(first, a, concurrency / 2, REQUESTS, stream), measure(second, b, concurrency / 2, REQUESTS, stream)]);
+    cpu[0].push(ra.cpuPerRequestMs);
+    cpu[1].push(rb.cpuPerRequestMs);
+    ratios.push(ra.cpuPerRequestMs / rb.cpuPerRequestMs);
+  }
+  const sorted = [...ratios].sort((x, y) => x - y);
+  const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * f))] ?? NaN;
+  console.log(
+    `| ${title} | ${median(cpu[0]).toFixed(3)} | ${median(cpu[1]).toFixed(3)} | ${((median(ratios) - 1) * 100).toFixed(1)} % | ${((q(0.25) - 1) * 100).toFixed(1)} … ${((q(0.75) - 1) * 100).toFixed(1)} % |`,
+  );
+}
+
+async function pairedMain(frontTargets: Target[]): Promise<void> {
+  const [a, b] = [frontTargets.find((t) => t.name === "Gearbox front door"), frontTargets.find((t) => t.name === "Gearbox base")];
+  if (!a || !b) throw new Error("--paired needs --base");
+  const clients: [Client, Client] = [await Client.start(), await Client.start()];
+  for (const t of [a, b]) for (const c of clients) await c.run(t.run(4, 1000, false)); // warm-up
+  console.log(
+    `# CPU per request, paired A/B — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${PAIRED} rounds × ${REQUESTS} requests each, concurrent\n`,
+  );
+  console.log("| scenario | this tree CPU ms/request | base CPU ms/request | change (median of per-round ratios) | interquartile range |");
+  console.log("|---|---:|---:|---:|---:|");
+  await pairedScenario(clients, "JSON, 2 × 1 client", a, b, 2, false);
+  await pairedScenario(clients, "JSON, 2 × 8 clients", a, b, 16, false);
+  await pairedScenario(clients, "JSON, 2 × 32 clients", a, b, 64, false);
+  await pairedScenario(clients, "stream (20 chunks), 2 × 8 clients", a, b, 16, true);
+  for (const c of clients) c.stop();
+}
+
 async function main(): Promise<void> {
   const role = (name: string, ...args: string[]) => startRole(new URL("./roles.ts", import.meta.url), name, ...args);
   const upstream = await role("recorded-upstream");
@@ -189,6 +232,8 @@ async function main(): Promise<void> {
     const base = await startGearbox(path.join(BASE, "bin/gearbox.mjs"), upstreamOrigin);
     frontTargets.push(http("Gearbox base", base.pid, `http://127.0.0.1:${base.ports.http}${path_}`));
   }
+
+  if (PAIRED) return pairedMain(frontTargets);
 
   if (PORTKEY) {
     const port = await freePort();

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
@@ -24,4 +24,31 @@ test("createLogger: lines still buffered when the process exits are written out,
     Array.from({ length: 5000 }, (_, i) => i),
   );
   assert.equal(lines[0]?.component, "t");
+});
+
+test("createLogger: a lone line is written within the flush interval, while the process runs on", async () => {
+  // One line, far below a batch; the process then idles for 10 s: only the periodic flush can write it.
+  const script = `
+    import { createLogger } from ${JSON.stringify(LOGGER)};
+    createLogger("info", "t").info({ lone: true }, "line");
+    process.stderr.write("logged\\n");
+    setTimeout(() => process.exit(0), 10_000);
+  `;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+  let loggedAt: number | undefined;
+  child.stderr.on("data", (chunk: Buffer) => {
+    if (chunk.toString("utf8").includes("logged")) loggedAt ??= performance.now();
+  });
+  const line = await new Promise<string>((resolve) => {
+    let text = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      if (text.includes("\n")) resolve(text);
+    });
+  });
+  const arrivedAt = performance.now();
+  child.kill("SIGKILL");
+  assert.equal((JSON.parse(line) as { lone: boolean }).lone, true);
+  // 20 ms in principle; a loaded machine gets a second. The exit flush would come after 10 s.
+  assert.ok(arrivedAt - (loggedAt ?? arrivedAt) < 1_000, `the line took ${(arrivedAt - (loggedAt ?? 0)).toFixed(0)} ms`);
 });
