@@ -23,7 +23,7 @@
  * Gearboxes at once, half the clients each from a client process of its own (which process drives
  * which alternates), so both see the same machine at the same moments; the change is the median
  * over N rounds of the per-round ratio of CPU per request. Targets measured one after the other
- * moved ±10 % against an identical copy of themselves (an A/A run) on this shared 2-core machine;
+ * moved ±7 % against an identical copy of themselves (an A/A run) on this shared 2-core machine;
  * measured this way the A/A stays within a few per cent (bench/RESULTS.md).
  */
 import { readFileSync, mkdtempSync } from "node:fs";
@@ -186,10 +186,9 @@ async function pairedScenario(clients: [Client, Client], title: string, a: Targe
     cpu[1].push(rb.cpuPerRequestMs);
     ratios.push(ra.cpuPerRequestMs / rb.cpuPerRequestMs);
   }
-  const sorted = [...ratios].sort((x, y) => x - y);
-  const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * f))] ?? NaN;
+  const change = (ratio: number) => ((ratio - 1) * 100).toFixed(1);
   console.log(
-    `| ${title} | ${median(cpu[0]).toFixed(3)} | ${median(cpu[1]).toFixed(3)} | ${((median(ratios) - 1) * 100).toFixed(1)} % | ${((q(0.25) - 1) * 100).toFixed(1)} … ${((q(0.75) - 1) * 100).toFixed(1)} % |`,
+    `| ${title} | ${median(cpu[0]).toFixed(3)} | ${median(cpu[1]).toFixed(3)} | ${change(median(ratios))} % | ${change(pct(ratios, 0.25))} … ${change(pct(ratios, 0.75))} % |`,
   );
 }
 
