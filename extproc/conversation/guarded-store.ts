@@ -34,7 +34,7 @@ export class GuardedConversationStore implements ConversationStore {
   }
 
   get(tenant: string, id: string): Promise<StoredConversation | undefined> {
-    return this.lastGood.get(keyOf(tenant, id), () => this.inner.get(tenant, id));
+    return Promise.resolve(this.lastGood.get(keyOf(tenant, id), () => this.inner.get(tenant, id)));
   }
 
   append(tenant: string, id: string, messages: readonly Message[], target: ConversationTarget): Promise<void> {

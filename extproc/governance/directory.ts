@@ -8,6 +8,7 @@
  * With no snapshot to fall back on, the snapshot holds the config's tenants alone and says so
  * (`partial`): callers must not take a tenant's absence from it for an answer.
  */
+import { isPending, type Step } from "../../common/step.ts";
 import { LastGood } from "../store/last-good.ts";
 import { StoreHealth } from "../store/store-health.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
@@ -64,12 +65,16 @@ export class TenantDirectory {
 
   /**
    * The tenants for the hot path: as of at most `ttlMs` ago, the last good snapshot while the
-   * store fails, or the config's alone (`partial`) when there is none. Never rejects.
-   * `maxAgeMs` 0 reads the store now and rejects when it fails (the admin API's reads).
+   * store fails, or the config's alone (`partial`) when there is none; at once (no promise)
+   * when a snapshot is held. Never rejects. `maxAgeMs` 0 reads the store now and rejects when it
+   * fails (the admin API's reads).
    */
-  snapshot(maxAgeMs?: 0): Promise<TenantSnapshot> {
+  snapshot(maxAgeMs: 0): Promise<TenantSnapshot>;
+  snapshot(): Step<TenantSnapshot>;
+  snapshot(maxAgeMs?: 0): Step<TenantSnapshot> {
     if (maxAgeMs === 0) return this.load();
-    return this.snapshots.get("all", () => this.load()).catch(() => this.configOnly);
+    const held = this.snapshots.get("all", () => this.load());
+    return isPending(held) ? held.catch(() => this.configOnly) : held;
   }
 
   /** Drops the snapshot (after a change made through this replica). */

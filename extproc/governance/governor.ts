@@ -24,6 +24,7 @@
  */
 import { GatewayError, unreachable } from "../../common/errors.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
+import { andThen, type Step } from "../../common/step.ts";
 import type { Admission, Grant, LimiterStore } from "../store/limiter.ts";
 import type { Caller } from "./model.ts";
 import { LIMIT_NAMES, METERS, nanoUsd, planChecks, type CallEstimate, type LimitName, type PlannedCheck, type RouteTarget } from "./limits.ts";
@@ -32,6 +33,9 @@ import { runawayCheck, type RunawayConfig } from "./runaway.ts";
 import { RunawayReplays } from "./runaway-replay.ts";
 
 export const DEFAULT_HOLD_TTL_MS = 120_000;
+/** A settlement with nothing to book: done already. */
+const SETTLED: Promise<void> = Promise.resolve();
+const settled = (): Promise<void> => SETTLED;
 /** Holds are renewed for at most this long (over the 10-minute upstream timeout): a ticket never settled cannot hold a slot forever. */
 export const DEFAULT_MAX_HOLD_MS = 15 * 60_000;
 
@@ -119,16 +123,23 @@ export class Governor {
     this.renewTimer.unref();
   }
 
-  async admit(request: AdmitRequest): Promise<AdmitDecision> {
+  /** Answers at once (no promise) when the store does: the in-memory store of embedded defaults, or no check to run. */
+  admit(request: AdmitRequest): Step<AdmitDecision> {
     const { caller, target } = request;
     const planned = planChecks(caller, target, request.estimate, runawayCheck(this.options.runaway, request.fingerprint));
-    if (planned.length === 0)
-      return { ok: true, ticket: new GrantTicket({ id: "", tenant: caller.tenant.id, holds: [] }, {}, Date.now(), undefined, () => Promise.resolve()) };
-    const admission = await this.store.admit(
-      caller.tenant.id,
-      planned.map((p) => p.check),
-      this.holdTtlMs,
+    if (planned.length === 0) return { ok: true, ticket: new GrantTicket({ id: "", tenant: caller.tenant.id, holds: [] }, {}, Date.now(), undefined, settled) };
+    return andThen(
+      this.store.admit(
+        caller.tenant.id,
+        planned.map((p) => p.check),
+        this.holdTtlMs,
+      ),
+      (admission) => this.decided(request, planned, admission),
     );
+  }
+
+  private decided(request: AdmitRequest, planned: readonly PlannedCheck[], admission: Admission): AdmitDecision {
+    const { caller, target } = request;
     if (!admission.ok) {
       const refused = planned[admission.failed];
       if (!refused) throw new Error(`Limiter refused check ${admission.failed} of ${planned.length}`);
@@ -177,9 +188,14 @@ export class Governor {
     clearInterval(this.renewTimer);
   }
 
-  private async finish(ticket: GrantTicket, usage: Record<string, number>): Promise<void> {
+  private finish(ticket: GrantTicket, usage: Record<string, number>): Promise<void> {
     this.open.delete(ticket);
-    if (ticket.grant.holds.length === 0) return;
+    // Nothing held (a repeat count alone, the embedded defaults' one check): nothing to book.
+    if (ticket.grant.holds.length === 0) return SETTLED;
+    return this.settleHolds(ticket, usage);
+  }
+
+  private async settleHolds(ticket: GrantTicket, usage: Record<string, number>): Promise<void> {
     try {
       await this.store.settle(ticket.grant, usage);
     } catch (err) {

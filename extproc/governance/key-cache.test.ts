@@ -52,7 +52,7 @@ test("KeyCache: bounded; past maxEntries the oldest entry goes first", async () 
 test("KeyCache: a failed read is not cached", async () => {
   let fail = true;
   const cache = new KeyCache({ keyByHash: () => (fail ? Promise.reject(new Error("down")) : Promise.resolve(undefined)) }, { now: () => 0 });
-  await assert.rejects(cache.lookup("a"), /down/);
+  await assert.rejects(async () => cache.lookup("a"), /down/);
   fail = false;
   assert.equal(await cache.lookup("a"), undefined);
 });
@@ -73,5 +73,5 @@ test("KeyCache: the store failing after a read: the last good record answers; fo
   assert.equal((await cache.lookup(record.hash))?.id, record.id);
   assert.equal(reads.length, 1);
   cache.forget(record.hash);
-  await assert.rejects(cache.lookup(record.hash), /down/, "a key revoked through this replica is not served from the last good value");
+  await assert.rejects(async () => cache.lookup(record.hash), /down/, "a key revoked through this replica is not served from the last good value");
 });

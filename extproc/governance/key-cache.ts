@@ -10,6 +10,7 @@
  * never seen cannot be looked up: the caller answers 503). The replica that serves the revoke
  * forgets the key at once.
  */
+import type { Step } from "../../common/step.ts";
 import { LastGood } from "../store/last-good.ts";
 import { StoreHealth } from "../store/store-health.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
@@ -46,8 +47,8 @@ export class KeyCache {
     });
   }
 
-  /** The record of the key with this hash, as of at most `ttlMs` ago (`maxStaleMs` while the store fails). */
-  lookup(hash: string): Promise<ApiKeyRecord | undefined> {
+  /** The record of the key with this hash, as of at most `ttlMs` ago (`maxStaleMs` while the store fails); at once when held. */
+  lookup(hash: string): Step<ApiKeyRecord | undefined> {
     return this.values.get(hash, () => this.store.keyByHash(hash));
   }
 

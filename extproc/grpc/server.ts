@@ -16,7 +16,7 @@ import { clientIdentityOf, forwardedPrincipalOf } from "./attributes.ts";
 import { ObservedRequestBody } from "./observed-body.ts";
 import { headersFromEnvoy, toProcessingResponse, type RequestPhase } from "./messages.ts";
 import { ExtProcStreamStats } from "./stream-stats.ts";
-import { isPending, type Step } from "../processor/step.ts";
+import { isPending, type Step } from "../../common/step.ts";
 
 export const EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
 

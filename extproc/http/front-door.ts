@@ -13,7 +13,8 @@ import { conversationApi, CONVERSATIONS_PATH } from "./conversation-api.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
 import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
-import { isPending } from "../processor/step.ts";
+import { isPending } from "../../common/step.ts";
+import { CallAbort, type Abortable } from "../../common/net/call-abort.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { destination, readAll, sendUpstream, type Destination } from "./upstream-client.ts";
 import type { Provider } from "../providers/provider.ts";
@@ -152,7 +153,7 @@ export class FrontDoorHandler {
     const target = this.upstreamTarget(headers, edgeEndpoint);
     const provider = target.provider;
     const to = destination(target.origin, headers[":path"] ?? "/");
-    const abort = new AbortController();
+    const abort = new CallAbort();
     const onClose = () => {
       if (res.writableFinished) return;
       abort.abort(new Error("client disconnected"));
@@ -168,7 +169,7 @@ export class FrontDoorHandler {
       provider.timeoutMs,
     );
     try {
-      const { res: upstream, headers: responseHeaders } = await this.send(processor, target.cloud, to, forwardable(headers), body, abort.signal);
+      const { res: upstream, headers: responseHeaders } = await this.send(processor, target.cloud, to, forwardable(headers), body, abort);
       const status = upstream.statusCode ?? 502;
       responseHeaders[":status"] = String(status);
       const outcome = processor.responseHeaders(responseHeaders, false);
@@ -197,8 +198,8 @@ export class FrontDoorHandler {
       outHeaders["content-length"] = String(out.length);
       send(res, Number(responseHeaders[":status"] ?? status), outHeaders, out);
     } catch (err) {
-      const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
-      const clientGone = abort.signal.aborted && !(reason instanceof GatewayError);
+      const reason: unknown = abort.aborted ? abort.reason : err;
+      const clientGone = abort.aborted && !(reason instanceof GatewayError);
       if (headers["x-gearbox-upstream"] === "edge" && !clientGone && !res.headersSent) {
         // As Envoy does, an unreachable edge agent becomes a local 503 that the processor sees
         // like any answer: the cascade upgrades it to the cloud.
@@ -241,7 +242,7 @@ export class FrontDoorHandler {
     to: Destination,
     headers: Headers,
     body: Buffer,
-    signal: AbortSignal,
+    signal: Abortable,
   ): Promise<{ res: http.IncomingMessage; headers: Headers }> {
     if (!provider) {
       const res = await sendUpstream(to, headers, body, signal);

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { CallAbort } from "../../common/net/call-abort.ts";
 import { destination, readAll, sendUpstream } from "./upstream-client.ts";
 
 test("destination: default ports by scheme, IPv6 brackets dropped, the path kept as given", () => {
@@ -45,6 +46,30 @@ test("sendUpstream: the path, the headers with the body's length, and the body r
     await readAll(viaUrl);
     assert.equal(seen.url, "/v1/d?e=f");
   } finally {
+    server.close();
+  }
+});
+
+test("sendUpstream: a CallAbort aborted while the server holds the answer destroys the call with its reason", async () => {
+  let arrived!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const server = http.createServer(() => arrived());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    const abort = new CallAbort();
+    const call = sendUpstream({ secure: false, hostname: "127.0.0.1", port, path: "/" }, {}, Buffer.from("x"), abort);
+    await reached;
+    const reason = new Error("client disconnected");
+    abort.abort(reason);
+    await assert.rejects(call, (err) => err === reason);
+    await assert.rejects(
+      sendUpstream({ secure: false, hostname: "127.0.0.1", port, path: "/" }, {}, Buffer.from("x"), abort),
+      (err) => err === reason,
+      "already aborted: not sent",
+    );
+  } finally {
+    server.closeAllConnections();
     server.close();
   }
 });

@@ -4,6 +4,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import type { Abortable } from "../../common/net/call-abort.ts";
 import type { Headers } from "../processor/outcome.ts";
 
 const AGENT_OPTIONS = { keepAlive: true, keepAliveMsecs: 30_000, maxFreeSockets: 256 };
@@ -48,7 +49,7 @@ export function sendUpstream(
   to: URL | Destination,
   headers: Headers,
   body: Buffer,
-  signal: AbortSignal,
+  signal: Abortable,
   deadlines?: SendDeadlines,
 ): Promise<http.IncomingMessage> {
   const target = to instanceof URL ? destination(to, to.pathname + to.search) : to;

@@ -18,7 +18,7 @@ import type { Headers, Outcome } from "./outcome.ts";
 import type { Transport } from "./request-record.ts";
 import { onRequestBody, onRequestHeaders } from "./request-phase.ts";
 import { onResponseBody, onResponseHeaders } from "./response-phase.ts";
-import type { Step } from "./step.ts";
+import type { Step } from "../../common/step.ts";
 
 export type { ClientIdentity, Governance, ProcessorDeps } from "./context.ts";
 

@@ -13,7 +13,8 @@ import { conversationApi, conversationHeader } from "./conversation-stage.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
 import { authenticate, checkModel } from "../governance/auth.ts";
-import type { Governor } from "../governance/governor.ts";
+import type { AdmitDecision, Governor } from "../governance/governor.ts";
+import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
 import { decideRoute, policyConsultation, readClientRoute, type Route, type RouteFacts, type RouteRequest } from "../routing/route.ts";
 import { operationOf, startRequestTrace, traceUpstream, type UpstreamCall } from "../telemetry/request-trace-spans.ts";
@@ -25,7 +26,7 @@ import { CONTINUE, type Headers, type Outcome } from "./outcome.ts";
 import { checkHead, parseBody } from "./request-checks.ts";
 import { RunawayStage } from "./runaway-stage.ts";
 import { isShadowed } from "./shadow.ts";
-import { andThen, type Step } from "./step.ts";
+import { andThen, type Step } from "../../common/step.ts";
 import { boundaryFacts, screenRequest } from "./boundary-stage.ts";
 
 /** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
@@ -84,7 +85,7 @@ function authenticated(ctx: RequestContext, body: Buffer): Step<Outcome> {
     ...(ctx.client.principal !== undefined && { sourcePrincipal: ctx.client.principal }),
   };
   ctx.trace?.step("gearbox.auth");
-  return authenticate(request, governance.auth).then((caller) => {
+  return andThen(authenticate(request, governance.auth), (caller) => {
     if (!caller.ok) return ctx.reject(caller.errors[0] ?? new GatewayError(401, "authentication_error", "Authentication failed."));
     ctx.caller = caller.value;
     ctx.shadow = shadowFor(ctx, caller.value.tenant.id);
@@ -223,7 +224,7 @@ function routed(ctx: RequestContext, req: RouteRequest, json: JsonObject, facts:
  * decided again with the edge forced (no upgrade: the cloud is what the cap forbids), admitted
  * as an edge call; no edge for it → the limit's refusal.
  */
-async function admit(ctx: RequestContext, governor: Governor, caller: Caller, req: RouteRequest, json: JsonObject, routedOutcome: Outcome): Promise<Outcome> {
+function admit(ctx: RequestContext, governor: Governor, caller: Caller, req: RouteRequest, json: JsonObject, routedOutcome: Outcome): Step<Outcome> {
   ctx.trace?.step("gearbox.admission");
   const runaway = new RunawayStage(governor, caller, ctx.client, ctx.spec?.name ?? "", req.parsed, JSON.stringify(json));
   ctx.runaway = runaway;
@@ -231,15 +232,29 @@ async function admit(ctx: RequestContext, governor: Governor, caller: Caller, re
   // An edge answer that may be upgraded is admitted as a cloud call: the upgrade would cost it.
   const target = ctx.cascade && ctx.cascade.upgradeModel === undefined ? "edge" : "cloud";
   const estimate = () => routedEstimate(ctx.parsed ?? req.parsed, ctx.config.providers, ctx.cloud?.decision, ctx.cascade);
-  const decision = await governor.admit({ caller, model: req.parsed.model, estimate: estimate(), fingerprint, repeater, target });
-  if (decision.ok) {
+  // The in-memory limiter (embedded defaults) answers at once: no turn of the event loop.
+  return andThen(governor.admit({ caller, model: req.parsed.model, estimate: estimate(), fingerprint, repeater, target }), (decision) => {
+    if (!decision.ok) return refused(ctx, governor, caller, req, json, decision, estimate);
     ctx.ticket = decision.ticket;
     runaway.admitted(decision.ticket);
     return routedOutcome;
-  }
+  });
+}
+
+/** Refused admission: a replay of a repeat, the call degraded to the edge and admitted again, or the limit's 429. */
+async function refused(
+  ctx: RequestContext,
+  governor: Governor,
+  caller: Caller,
+  req: RouteRequest,
+  json: JsonObject,
+  decision: Exclude<AdmitDecision, { ok: true }>,
+  estimate: () => CallEstimate,
+): Promise<Outcome> {
+  const runaway = ctx.runaway;
   ctx.upstream = undefined;
   // A repeat past the limit: the answer just given to this caller, when there is one, rather than a refusal.
-  const replay = decision.runaway ? await runaway.replay(ctx.id) : undefined;
+  const replay = decision.runaway ? await runaway?.replay(ctx.id) : undefined;
   if (replay) {
     ctx.answer.status = 200;
     ctx.finish();
@@ -249,10 +264,18 @@ async function admit(ctx: RequestContext, governor: Governor, caller: Caller, re
   const degraded = decision.degradeToEdge ? decideRoute(req, { degraded: decision.error }) : undefined;
   if (degraded?.kind !== "edge") return ctx.reject(decision.error);
   const edge = applyRoute(ctx, degraded, fitted(ctx, degraded, json));
-  const again = await governor.admit({ caller, model: req.parsed.model, estimate: estimate(), fingerprint, repeater, target: "edge" });
+  const { fingerprint, who: repeater } = runaway ?? {};
+  const again = await governor.admit({
+    caller,
+    model: req.parsed.model,
+    estimate: estimate(),
+    ...(fingerprint !== undefined && { fingerprint }),
+    ...(repeater !== undefined && { repeater }),
+    target: "edge",
+  });
   if (!again.ok) return ctx.reject(again.error);
   ctx.ticket = again.ticket;
-  runaway.admitted(again.ticket);
+  runaway?.admitted(again.ticket);
   return edge;
 }
 

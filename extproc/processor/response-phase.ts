@@ -11,7 +11,7 @@ import type { CallPlan } from "../translators/compose.ts";
 import type { RequestContext } from "./context.ts";
 import { finalAnswer } from "./final-answer.ts";
 import { CONTINUE, type Headers, type Outcome } from "./outcome.ts";
-import { andThen, type Step } from "./step.ts";
+import { andThen, type Step } from "../../common/step.ts";
 import { conversationHeader } from "./conversation-stage.ts";
 import { restoredMutation, restoredOutcome } from "./boundary-stage.ts";
 

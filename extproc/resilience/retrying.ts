@@ -5,6 +5,7 @@
  * not waited for: the caller falls back instead), while the provider's retry budget and its
  * breaker allow. Every attempt's outcome is counted by the provider's breaker.
  */
+import type { Abortable } from "../../common/net/call-abort.ts";
 import type { Headers } from "../processor/outcome.ts";
 import { backoffMs } from "./backoff.ts";
 import type { RetryConfig } from "./config-schema.ts";
@@ -33,7 +34,7 @@ export interface RetryRun<T> {
   /** The first attempt needs the breaker's leave too (a fallback); the primary's was given at routing. */
   gated: boolean;
   /** The client left: stop, throwing its reason. */
-  signal?: AbortSignal;
+  signal?: Abortable;
   random?: () => number;
 }
 
@@ -86,7 +87,7 @@ function retryDelay(run: RetryRun<unknown>, n: number, retryAfter: number | unde
   return backoffMs(run.retry, n, run.random, retryAfter);
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: Abortable): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -22,7 +22,7 @@ class FlakyShared implements SharedLimiterStore {
     return this.down ? Promise.reject(new Error("connect ECONNREFUSED")) : run();
   }
 
-  admit = (tenant: string, checks: readonly Check[], ttl: number) => this.guard(() => this.inner.admit(tenant, checks, ttl));
+  admit = (tenant: string, checks: readonly Check[], ttl: number) => this.guard(() => Promise.resolve(this.inner.admit(tenant, checks, ttl)));
   settle = (grant: Grant, usage: Readonly<Record<string, number>>) => this.guard(() => this.inner.settle(grant, usage));
   renew = (grant: Grant, ttl: number) => this.guard(() => this.inner.renew(grant, ttl));
   throttled = (tenants: readonly string[]) => this.guard(() => this.inner.throttled(tenants));

@@ -123,7 +123,7 @@ test("store frozen: a read past readTimeoutMs answers the last good value; its l
 test("a key never read: the store failing is the answer; a slow store is waited for (its own timeout), not cut at readTimeoutMs", async () => {
   const { values, store } = setup();
   store.mode = "down";
-  await assert.rejects(values.get("never", store.read), /ECONNREFUSED/);
+  await assert.rejects(async () => values.get("never", store.read), /ECONNREFUSED/);
   store.mode = "hang";
   store.value = "late";
   const slow = values.get("slow", store.read);
@@ -139,7 +139,7 @@ test("past maxStaleMs the last good value is dropped: the read's error answers",
   clock.now = 59_999;
   assert.equal(await values.get("k", store.read), "v1");
   clock.now = 60_001;
-  await assert.rejects(values.get("k", store.read), /ECONNREFUSED/);
+  await assert.rejects(async () => values.get("k", store.read), /ECONNREFUSED/);
   store.mode = "up";
   store.value = "v2";
   assert.equal(await values.get("k", store.read), "v2", "read again once the store answers");
@@ -160,7 +160,7 @@ test("forget drops the value and a read in flight: an answer from before the cha
   // Forgotten while the store is down: nothing to fall back on.
   values.forget("k");
   store.mode = "down";
-  await assert.rejects(values.get("k", store.read), /ECONNREFUSED/);
+  await assert.rejects(async () => values.get("k", store.read), /ECONNREFUSED/);
 });
 
 test("bounded: past maxEntries the value refreshed longest ago goes first", async () => {

@@ -13,6 +13,9 @@
  *      connection's command timeout), and its error is the answer (the caller fails closed).
  *      A late answer still updates the value when it arrives.
  *
+ * Cases 1 and 2 answer synchronously (the value itself, not a promise: the hot path waits no
+ * turn of the event loop); case 3 answers with the read's promise.
+ *
  * `undefined` is a value like any other (a key that does not exist is remembered too). `forget`
  * drops a key's value and any read in flight, so a change made through this replica is never
  * overwritten by a read that started before it. At most `maxEntries` values are kept, least
@@ -22,6 +25,7 @@
  * `maxStaleMs`; changes made meanwhile (on Redis, by another replica) are seen when Redis
  * answers this replica again.
  */
+import type { Step } from "../../common/step.ts";
 import { withDeadline } from "./deadline.ts";
 import type { StoreHealth } from "./store-health.ts";
 
@@ -72,16 +76,16 @@ export class LastGood<K, V> {
     this.now = options.now ?? Date.now;
   }
 
-  get(key: K, read: () => Promise<V>): Promise<V> {
+  get(key: K, read: () => Promise<V>): Step<V> {
     const at = this.now();
     const held = this.values.get(key);
-    if (held && at - held.at < this.freshMs) return Promise.resolve(held.value);
+    if (held && at - held.at < this.freshMs) return held.value;
     if (held && at - held.at > this.maxStaleMs) this.values.delete(key);
     const usable = held && at - held.at <= this.maxStaleMs ? held : undefined;
     if (usable && this.health.degraded) {
       this.health.staleRead();
       if (!this.refreshing.has(key) && this.health.mayTry()) this.refresh(key, read);
-      return Promise.resolve(usable.value);
+      return usable.value;
     }
     let pending = this.reads.get(key);
     if (!pending) {

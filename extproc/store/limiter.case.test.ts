@@ -227,10 +227,10 @@ export function limiterCases(name: string, harness: () => LimiterHarness): void 
     test("refuses input that would break the key layout, and records nothing for it", async () => {
       const { store } = harness();
       const t = tenant();
-      await assert.rejects(store.admit("a}{b", [rate(1)], TTL), /hash tag/);
-      await assert.rejects(store.admit(t, [budget(10, 1.5)], TTL), /integer/);
-      await assert.rejects(store.admit(t, [rate(0)], TTL), /positive integer/);
-      await assert.rejects(store.admit(t, [rate(1)], 0), /holdTtlMs/);
+      await assert.rejects(Promise.resolve(store.admit("a}{b", [rate(1)], TTL)), /hash tag/);
+      await assert.rejects(Promise.resolve(store.admit(t, [budget(10, 1.5)], TTL)), /integer/);
+      await assert.rejects(Promise.resolve(store.admit(t, [rate(0)], TTL)), /positive integer/);
+      await assert.rejects(Promise.resolve(store.admit(t, [rate(1)], 0)), /holdTtlMs/);
       granted(await store.admit(t, [rate(1), budget(10, 10)], TTL));
     });
 

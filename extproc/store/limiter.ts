@@ -26,6 +26,7 @@
  * be one per deployment (the Governor's default), since a key's lifetime follows its last write.
  */
 import { randomBytes } from "node:crypto";
+import type { Step } from "../../common/step.ts";
 
 export type Check = RateCheck | BudgetCheck | LeaseCheck | RepeatCheck;
 
@@ -97,8 +98,12 @@ export interface Throttled {
 }
 
 export interface LimiterStore {
-  /** Runs `checks` for `tenant` all or nothing; holds (leases, reservations) live `holdTtlMs` unless renewed. */
-  admit(tenant: string, checks: readonly Check[], holdTtlMs: number): Promise<Admission>;
+  /**
+   * Runs `checks` for `tenant` all or nothing; holds (leases, reservations) live `holdTtlMs`
+   * unless renewed. A store in this process may answer at once (no promise); invalid input
+   * rejects in every store.
+   */
+  admit(tenant: string, checks: readonly Check[], holdTtlMs: number): Step<Admission>;
   /** Releases the grant's leases and books each reservation at `usage[meter]` (rounded; absent → 0). Once per grant. */
   settle(grant: Grant, usage: Readonly<Record<string, number>>): Promise<void>;
   /** Extends the grant's holds to `holdTtlMs` from now (long calls, streams). */

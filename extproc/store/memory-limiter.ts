@@ -2,10 +2,12 @@
  * The limiter store in process memory: the embedded default (`gearbox serve`), and each
  * replica's local stand-in while Redis is unreachable. Same semantics as the Redis store (see
  * `limiter.ts`), on this process's clock. Every operation runs synchronously, so an admission
- * is atomic by construction; the methods return promises only to share the interface.
+ * is atomic by construction; an admission is answered at once (no promise: the request path
+ * waits no turn of the event loop), the other methods return promises to share the interface.
  *
  * Memory stays bounded: rate logs are trimmed to their window, settled holds are dropped, and
- * counters of identical requests are swept once their window has passed.
+ * counters of identical requests are dropped a generation at a time once their window has passed
+ * (`RepeatCounters`).
  */
 import { unreachable } from "../../common/errors.ts";
 import {
@@ -35,33 +37,82 @@ interface Repeat {
   expiresAt: number;
 }
 
-/** How many expired identical-request counters one admission sweeps at most. */
-const SWEEP = 32;
+/**
+ * Counters of identical requests (one per distinct request: on embedded defaults, one per
+ * request served in the window), kept in two generations at least as long as the longest window
+ * counted. A counter lives in the generation it started in; a generation is dropped whole once
+ * the one after it has been current for a full span, when every counter in it has expired. No
+ * sweep per admission: memory is at most two spans of distinct requests.
+ */
+export class RepeatCounters {
+  private current = new Map<string, Repeat>();
+  private previous = new Map<string, Repeat>();
+  /** When `current` became current. */
+  private startedAt = 0;
+  /** The longest window counted so far: a generation's length. */
+  private span = 0;
+
+  /** The live counter of `key` (its window not over at `now`). */
+  get(key: string, now: number): Repeat | undefined {
+    this.rotate(now);
+    const repeat = this.current.get(key) ?? this.previous.get(key);
+    return repeat && repeat.expiresAt > now ? repeat : undefined;
+  }
+
+  /** One more identical request: its counter, or a new one whose window starts `now`. */
+  count(key: string, windowMs: number, now: number): void {
+    if (windowMs > this.span) this.span = windowMs;
+    const repeat = this.get(key, now);
+    if (repeat) repeat.count++;
+    else this.current.set(key, { count: 1, expiresAt: now + windowMs });
+  }
+
+  /** Counters held, live or not yet dropped. */
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
+  private rotate(now: number): void {
+    if (this.span === 0) return;
+    // A clock stepped back restarts the generation: rotation is never held off for longer than a span.
+    if (now < this.startedAt) this.startedAt = now;
+    const age = now - this.startedAt;
+    if (age < this.span) return;
+    // Idle for two spans or more: nothing held is live.
+    this.previous = age >= 2 * this.span ? new Map<string, Repeat>() : this.current;
+    this.current = new Map<string, Repeat>();
+    this.startedAt = now;
+  }
+}
 
 export class MemoryLimiter implements LimiterStore {
   private readonly rates = new Map<string, number[]>();
   private readonly budgets = new Map<string, Budget>();
   private readonly leases = new Map<string, Map<string, number>>();
-  /** In first-hit order, which is expiry order for a given window: swept from the front. */
-  private readonly repeats = new Map<string, Repeat>();
+  private readonly repeats = new RepeatCounters();
   private readonly denied = new Map<string, Map<string, number>>();
   private readonly nextId = grantIds();
 
   /** `now`: ms since the epoch (windows are aligned on it: UTC minutes and days). */
   constructor(private readonly now: () => number = Date.now) {}
 
-  admit(tenant: string, checks: readonly Check[], holdTtlMs: number): Promise<Admission> {
-    // An invalid input rejects, as the Redis store's does.
-    return new Promise((resolve) => resolve(this.decide(tenant, checks, holdTtlMs)));
+  admit(tenant: string, checks: readonly Check[], holdTtlMs: number): Admission | Promise<Admission> {
+    try {
+      return this.decide(tenant, checks, holdTtlMs);
+    } catch (err) {
+      // An invalid input rejects, as the Redis store's does.
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   private decide(tenant: string, checks: readonly Check[], holdTtlMs: number): Admission {
     validateAdmission(tenant, checks, holdTtlMs);
     const now = this.now();
     const remaining: number[] = [];
-    for (const [i, check] of checks.entries()) {
-      const key = `${tenant}\n${check.key}`;
-      const { used, retryAfterMs } = this.inspect(key, check, now);
+    const keys = checks.map((check) => `${tenant}\n${check.key}`);
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i] as Check;
+      const { used, retryAfterMs } = this.inspect(keys[i] as string, check, now);
       if (retryAfterMs !== undefined) {
         this.recordDenial(tenant, check.label, now);
         return { ok: false, failed: i, retryAfterMs: Math.max(0, Math.ceil(retryAfterMs)), used, atMs: now };
@@ -69,7 +120,7 @@ export class MemoryLimiter implements LimiterStore {
       remaining.push(check.limit - used - (check.kind === "budget" ? check.amount : 1));
     }
     const id = this.nextId();
-    for (const check of checks) this.take(`${tenant}\n${check.key}`, check, id, now, holdTtlMs);
+    for (let i = 0; i < checks.length; i++) this.take(keys[i] as string, checks[i] as Check, id, now, holdTtlMs);
     return { ok: true, grant: { id, tenant, holds: holdsOf(checks) }, remaining, atMs: now };
   }
 
@@ -152,8 +203,8 @@ export class MemoryLimiter implements LimiterStore {
         return leases.size < check.limit ? { used: leases.size } : { used: leases.size, retryAfterMs: earliest - now };
       }
       case "repeat": {
-        const repeat = this.repeats.get(key);
-        if (!repeat || repeat.expiresAt <= now) return { used: 0 };
+        const repeat = this.repeats.get(key, now);
+        if (!repeat) return { used: 0 };
         return repeat.count < check.limit ? { used: repeat.count } : { used: repeat.count, retryAfterMs: repeat.expiresAt - now };
       }
       default:
@@ -182,16 +233,9 @@ export class MemoryLimiter implements LimiterStore {
         else this.leases.set(key, new Map([[id, now + holdTtlMs]]));
         return;
       }
-      case "repeat": {
-        const repeat = this.repeats.get(key);
-        if (repeat && repeat.expiresAt > now) repeat.count++;
-        else {
-          this.repeats.delete(key);
-          this.repeats.set(key, { count: 1, expiresAt: now + check.windowMs });
-        }
-        this.sweepRepeats(now);
+      case "repeat":
+        this.repeats.count(key, check.windowMs, now);
         return;
-      }
       default:
         return unreachable(check, "limiter check");
     }
@@ -207,14 +251,6 @@ export class MemoryLimiter implements LimiterStore {
       budget.used = 0;
     }
     return budget;
-  }
-
-  private sweepRepeats(now: number): void {
-    let swept = 0;
-    for (const [key, repeat] of this.repeats) {
-      if (repeat.expiresAt > now || swept++ >= SWEEP) return;
-      this.repeats.delete(key);
-    }
   }
 
   private recordDenial(tenant: string, label: string, now: number): void {

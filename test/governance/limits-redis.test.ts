@@ -78,11 +78,7 @@ test("three instances share 100 req/s under 1,000 req/s offered: 100 per full wi
     const elapsed = performance.now() - start;
     // 1 request per ms, round-robin over the instances, caught up after any pause of this loop.
     while (offered < elapsed)
-      decisions.push(
-        instance(offered++)
-          .admit(request)
-          .then((d) => void (d.ok && admittedAt.push(d.ticket.admittedAtMs))),
-      );
+      decisions.push(Promise.resolve(instance(offered++).admit(request)).then((d) => void (d.ok && admittedAt.push(d.ticket.admittedAtMs))));
     if (elapsed >= 3_300) {
       // The Redis clock while requests are still being offered: windows ending before it were full.
       endMs = await redisNowMs(shared.redis);
@@ -173,7 +169,7 @@ test("failover: Redis stopped, frozen and restarted; every request is still deci
   let running = true;
   const traffic = (async () => {
     while (running) {
-      await governor.admit(request).then(
+      await Promise.resolve(governor.admit(request)).then(
         (d) => void (d.ok && decided++),
         () => failed++,
       );
