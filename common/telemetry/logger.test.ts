@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { isoTime } from "./logger.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 
@@ -51,4 +52,16 @@ test("createLogger: a lone line is written within the flush interval, while the 
   assert.equal((JSON.parse(line) as { lone: boolean }).lone, true);
   // 20 ms in principle; a loaded machine gets a second. The exit flush would come after 10 s.
   assert.ok(arrivedAt - (loggedAt ?? arrivedAt) < 1_000, `the line took ${(arrivedAt - (loggedAt ?? 0)).toFixed(0)} ms`);
+});
+
+test("isoTime: the same field as pino's isoTime, millisecond by millisecond across second, day and year boundaries", () => {
+  const starts = [Date.UTC(2026, 11, 3, 13, 45, 12), Date.UTC(2026, 11, 31, 23, 59, 59), Date.UTC(2028, 1, 29, 0, 0, 0), 0];
+  for (const start of starts)
+    for (let t = start - 1_003; t < start + 2_003; t++) {
+      if (t < 0) continue;
+      assert.equal(isoTime(t), `,"time":"${new Date(t).toISOString()}"`);
+    }
+  // Out of order, as timers may ask: each answer stands alone.
+  for (const t of [Date.UTC(2026, 0, 1, 0, 0, 0, 7), Date.UTC(2025, 5, 6, 7, 8, 9, 70), Date.UTC(2026, 0, 1, 0, 0, 0, 999)])
+    assert.equal(isoTime(t), `,"time":"${new Date(t).toISOString()}"`);
 });

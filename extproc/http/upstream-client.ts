@@ -70,20 +70,22 @@ export function sendUpstream(
     let firstByte: NodeJS.Timeout | undefined;
     if (deadlines) {
       firstByte = setTimeout(() => req.destroy(deadlines.timeout("first_byte")), deadlines.firstByteMs);
-      req.once("socket", (socket) => {
+      req.on("socket", (socket) => {
         if (!socket.connecting) return;
         const connect = setTimeout(() => req.destroy(deadlines.timeout("connect")), deadlines.connectMs);
         socket.once("connect", () => clearTimeout(connect));
         socket.once("close", () => clearTimeout(connect));
       });
     }
-    req.once("response", (res: http.IncomingMessage) => {
+    // `on`, not `once` (a wrapper per listener): a request emits `socket`, `response` and `close` once each,
+    // and a second `error` must find a listener rather than crash the process.
+    req.on("response", (res: http.IncomingMessage) => {
       clearTimeout(firstByte);
       resolve(res);
     });
-    req.once("error", reject);
+    req.on("error", reject);
     // The request and its response are one: closed (answered, failed or aborted), nothing is left to abort.
-    req.once("close", () => {
+    req.on("close", () => {
       clearTimeout(firstByte);
       signal.removeEventListener("abort", onAbort);
     });
