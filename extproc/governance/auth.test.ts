@@ -173,7 +173,7 @@ for (const [kind, open] of STORES) {
       };
       const cached = createAuthDeps(config(CONFIG), counting, {});
       const request = call({ authorization: `Bearer ${key}` });
-      const callers = await Promise.all([1, 2, 3, 4].map(() => authenticate(request, cached)));
+      const callers = await Promise.all([1, 2, 3, 4].map(() => Promise.resolve(authenticate(request, cached))));
       for (const c of callers) assert.equal(accepted(c).key?.id, record.id);
       accepted(await authenticate(request, cached));
       assert.equal(reads, 1);

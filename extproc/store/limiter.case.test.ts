@@ -53,7 +53,7 @@ export function limiterCases(name: string, harness: () => LimiterHarness): void 
 
   describe(`${name}: shared limiter suite`, () => {
     const admitMany = (store: LimiterStore, t: string, checks: Check[], count: number) =>
-      Promise.all(Array.from({ length: count }, () => store.admit(t, checks, TTL)));
+      Promise.all(Array.from({ length: count }, () => Promise.resolve(store.admit(t, checks, TTL))));
 
     /** Waits for the start of a fresh window of `windowMs`, so that a test's steps share one window. */
     const alignTo = async (h: LimiterHarness, windowMs: number) => h.advance(windowMs - (h.now() % windowMs) + 20);

@@ -104,7 +104,9 @@ test("three instances share 100 req/s under 1,000 req/s offered: 100 per full wi
 test("50 concurrent first requests against a daily budget of one request's estimate: exactly one admitted", async () => {
   const estimate = estimateCall(1_200, 512, PRICE);
   const who = caller("budget", { daily_cost_usd: estimate.costUsd });
-  const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => instance(i).admit({ caller: who, model: "gpt-4.1", estimate, target: "cloud" })));
+  const decisions = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => Promise.resolve(instance(i).admit({ caller: who, model: "gpt-4.1", estimate, target: "cloud" }))),
+  );
   assert.equal(decisions.filter((d) => d.ok).length, 1);
   for (const d of decisions) if (!d.ok) assert.equal(d.error.code, "daily_cost_cap");
 });
@@ -112,7 +114,9 @@ test("50 concurrent first requests against a daily budget of one request's estim
 test("tokens per minute across instances: 60 concurrent reservations of 100 against 1,000 admit exactly 10", async () => {
   const who = caller("tpm", { tokens_per_minute: 1_000 });
   const estimate = { inputTokens: 60, maxOutputTokens: 40, costUsd: 0 };
-  const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => instance(i).admit({ caller: who, model: "m", estimate, target: "cloud" })));
+  const decisions = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => Promise.resolve(instance(i).admit({ caller: who, model: "m", estimate, target: "cloud" }))),
+  );
   assert.equal(decisions.filter((d) => d.ok).length, 10);
 });
 
@@ -126,7 +130,7 @@ test("runaway: 30,000 identical requests reach the upstream at most 30 times, an
   let refused = 0;
   const started = performance.now();
   for (let batch = 0; batch < 100; batch++) {
-    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => instance(i).admit(request)));
+    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => Promise.resolve(instance(i).admit(request))));
     for (const d of decisions) {
       if (d.ok) {
         upstreamCalls++;
@@ -204,7 +208,7 @@ test("failover: Redis stopped, frozen and restarted; every request is still deci
 
     // Frozen, not gone: the socket stays open and commands hang until their 50 ms timeout.
     server.signal("SIGSTOP");
-    const frozen = await Promise.all(Array.from({ length: 10 }, () => governor.admit(request)));
+    const frozen = await Promise.all(Array.from({ length: 10 }, () => Promise.resolve(governor.admit(request))));
     assert.ok(frozen.every((d) => d.ok));
     assert.equal(store.stats.redisHealthy, false);
     server.signal("SIGCONT");
