@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     ["control plane", () => controlPlaneRestarted(lab, { rate, seconds: 12 })],
     ["ext_proc allow", () => extProcRestarted(lab, { rate, seconds: 12 }, true)],
     ["ext_proc deny", () => extProcRestarted(lab, { rate, seconds: 12 }, false)],
-    ["memory", () => memoryOverFaults(lab, numberArg("memory-requests", 10_000))],
+    ["memory", () => memoryOverFaults(lab, numberArg("memory-requests", 40_000))],
   ];
   const rows: Row[] = [];
   try {

@@ -1,7 +1,7 @@
 /**
  * Fault scenarios of the providers: a 429 storm with and without a healthy fallback, a 500 storm
  * with one (latency once the breaker is open, against a fault-free baseline in the same run), a
- * provider that hangs after its headers, a reset mid-stream, and 10,000 faulted requests for
+ * provider that hangs after its headers, a reset mid-stream, and 40,000 faulted requests for
  * memory growth. Through the front door, and through the Envoy harness where Gearbox's part
  * differs (the fallback is a response-phase replacement there).
  */
@@ -156,7 +156,7 @@ export function providerRuns(transports: readonly Transport[], load: Load): Prov
   return runs;
 }
 
-/** 10,000 requests to a provider answering 500 (fallback configured), closed loop; memory before and after. */
+/** `count` requests (the bench's default 40,000) to a provider answering 500 (fallback configured), closed loop; memory before and after. */
 export async function memoryOverFaults(lab: Lab, count: number): Promise<Row> {
   const { gateway, notes } = await startGateway(lab, { name: "memory", fallback: true, timeouts: BENCH_TIMEOUTS });
   try {
