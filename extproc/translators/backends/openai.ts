@@ -24,7 +24,7 @@ export function malformedUpstream(what: string, cause?: unknown): GatewayError {
 
 export const openaiChatBackend: ChatBackend = {
   request(req, ctx) {
-    const upstream = { ...req, model: ctx.upstreamModel };
+    const upstream = Object.assign({}, req, { model: ctx.upstreamModel });
     if (ctx.forceStreamUsage && req.stream) upstream.includeUsage = true;
     return { path: "/chat/completions", headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(toOpenAIChatRequest(upstream))) };
   },

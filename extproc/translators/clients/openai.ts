@@ -22,7 +22,7 @@ class OpenAIStreamEncoder implements ChatStreamEncoder {
 
   chunk(chunk: ChatChunk): Buffer {
     if (chunk.choices.length === 0 && chunk.usage && this.req.includeUsage !== true) return EMPTY;
-    const out = chunk.usage && this.req.includeUsage !== true ? { ...chunk, usage: undefined } : chunk;
+    const out = chunk.usage && this.req.includeUsage !== true ? Object.assign({}, chunk, { usage: undefined }) : chunk;
     return sseData(JSON.stringify(toOpenAIChatChunk(out)));
   }
 
