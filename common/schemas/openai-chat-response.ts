@@ -69,7 +69,7 @@ export function parseOpenAIChatResponse(json: unknown): Result<ChatResponse> {
         message: parseAssistant(isObject(c.message) ? c.message : {}),
         finishReason: finishReason(c.finish_reason),
       };
-      return c.logprobs === undefined || c.logprobs === null ? choice : { ...choice, logprobs: c.logprobs };
+      return c.logprobs === undefined || c.logprobs === null ? choice : Object.assign({}, choice, { logprobs: c.logprobs });
     }),
     extra: extraFields(json, RESPONSE_FIELDS),
   };
@@ -101,7 +101,7 @@ export function toOpenAIChatResponse(res: ChatResponse): JsonObject {
 /** A response message: the request emitter's assistant shape, content flattened to a string. */
 function assistantToOpenAI(m: AssistantMessage): JsonObject {
   const content = Array.isArray(m.content) ? m.content.map((p) => p.text).join("") : m.content;
-  const out = messageToOpenAI({ ...m, content });
+  const out = messageToOpenAI(Object.assign({}, m, { content }));
   if (m.reasoning !== undefined) out.reasoning_content = m.reasoning;
   return out;
 }

@@ -45,7 +45,7 @@ export function parseOpenAIEmbeddingsRequest(json: unknown): Result<EmbeddingsRe
 }
 
 export function toOpenAIEmbeddingsRequest(req: EmbeddingsRequest): JsonObject {
-  const out: JsonObject = { ...req.extra, model: req.model, input: req.singleInput ? req.input[0] : req.input };
+  const out: JsonObject = Object.assign({}, req.extra, { model: req.model, input: req.singleInput ? req.input[0] : req.input });
   if (req.dimensions !== undefined) out.dimensions = req.dimensions;
   if (req.encodingFormat !== undefined) out.encoding_format = req.encodingFormat;
   if (req.user !== undefined) out.user = req.user;

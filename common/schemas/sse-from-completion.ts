@@ -17,18 +17,21 @@ export function sseFromCompletion(completion: JsonObject, includeUsage: boolean)
     if (Array.isArray(message.tool_calls)) {
       delta.tool_calls = message.tool_calls.filter(isObject).map((call, i) => ({ index: i, ...call }));
     }
-    events.push(sseData(JSON.stringify({ ...head, choices: [{ index, delta, logprobs: choice.logprobs ?? null, finish_reason: null }] })));
+    events.push(sseData(JSON.stringify(Object.assign({}, head, { choices: [{ index, delta, logprobs: choice.logprobs ?? null, finish_reason: null }] }))));
     events.push(
       sseData(
-        JSON.stringify({
-          ...head,
-          choices: [{ index, delta: {}, logprobs: null, finish_reason: choice.finish_reason ?? "stop" }],
-          ...(isObject(completion.gearbox) && { gearbox: completion.gearbox }),
-        }),
+        JSON.stringify(
+          Object.assign(
+            {},
+            head,
+            { choices: [{ index, delta: {}, logprobs: null, finish_reason: choice.finish_reason ?? "stop" }] },
+            isObject(completion.gearbox) && { gearbox: completion.gearbox },
+          ),
+        ),
       ),
     );
   }
-  if (includeUsage && isObject(completion.usage)) events.push(sseData(JSON.stringify({ ...head, choices: [], usage: completion.usage })));
+  if (includeUsage && isObject(completion.usage)) events.push(sseData(JSON.stringify(Object.assign({}, head, { choices: [], usage: completion.usage }))));
   events.push(sseData("[DONE]"));
   return Buffer.concat(events);
 }

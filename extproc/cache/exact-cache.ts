@@ -32,11 +32,11 @@ export function cacheUse(config: GatewayConfig, endpoint: string, parsed: Parsed
  */
 export function hitResponse(completion: string, parsed: ParsedCall, requestId: string): ErrorResponse {
   const headers = { "x-gearbox-route": "cache", "x-gearbox-cache": "hit", "x-gearbox-request-id": requestId };
-  if (!parsed.stream) return { status: 200, headers: { ...headers, "content-type": "application/json" }, body: Buffer.from(completion) };
+  if (!parsed.stream) return { status: 200, headers: Object.assign({}, headers, { "content-type": "application/json" }), body: Buffer.from(completion) };
   const includeUsage = parsed.call.endpoint === "chat" && parsed.call.request.includeUsage === true;
   const parsedCompletion: unknown = JSON.parse(completion);
   const body = sseFromCompletion(isObject(parsedCompletion) ? parsedCompletion : {}, includeUsage);
-  return { status: 200, headers: { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache" }, body };
+  return { status: 200, headers: Object.assign({}, headers, { "content-type": "text/event-stream", "cache-control": "no-cache" }), body };
 }
 
 /**

@@ -89,7 +89,9 @@ export class EdgeCascade {
 
   /** The request mutation that sends the call to the edge agent (non-streamed, edge model). */
   requestMutation(removable: string[]): Mutation {
-    const body = Buffer.from(JSON.stringify(toOpenAIChatRequest({ ...this.o.request, model: this.o.edgeModel, stream: false, includeUsage: undefined })));
+    const body = Buffer.from(
+      JSON.stringify(toOpenAIChatRequest(Object.assign({}, this.o.request, { model: this.o.edgeModel, stream: false, includeUsage: undefined }))),
+    );
     const setHeaders: Headers = {
       ":path": "/v1/chat/completions",
       "content-type": "application/json",
@@ -150,7 +152,7 @@ export class EdgeCascade {
     const resolved = resolveProvider(fallbackModel, this.o.config.providers);
     if (!resolved.ok) return this.error(resolved.errors[0] ?? new GatewayError(502, "upstream_error", "No cloud provider for the upgrade."), event);
     const { provider, upstreamModel } = resolved.value;
-    const request: ChatRequest = { ...this.o.request, model: fallbackModel, stream: false };
+    const request: ChatRequest = Object.assign({}, this.o.request, { model: fallbackModel, stream: false });
     delete request.includeUsage;
     event.cloud_provider = provider.name;
     event.cloud_model = upstreamModel;
@@ -168,13 +170,10 @@ export class EdgeCascade {
       trace.current,
     );
     try {
-      const plan = planChat(
-        "openai",
-        provider,
-        request,
-        { ...this.o.rawRequest, stream: false, model: fallbackModel },
-        { upstreamModel, forceStreamUsage: false },
-      );
+      const plan = planChat("openai", provider, request, Object.assign({}, this.o.rawRequest, { stream: false, model: fallbackModel }), {
+        upstreamModel,
+        forceStreamUsage: false,
+      });
       const retries = this.o.health && { health: this.o.health, retry: this.o.config.resilience.retry };
       const answer = await callCloud(provider, plan, Buffer.from(JSON.stringify(toOpenAIChatRequest(request))), undefined, span?.headers(), retries);
       event.cloud_status = answer.status;
@@ -205,11 +204,11 @@ export class EdgeCascade {
     const c = this.o.calibration;
     if (!c) return;
     const { config, request } = this.o;
-    const ask = (messages: ChatRequest["messages"]) => shadowAnswer(config, cloudModel, { ...request, messages, stream: false });
+    const ask = (messages: ChatRequest["messages"]) => shadowAnswer(config, cloudModel, Object.assign({}, request, { messages, stream: false }));
     const judgeAsk = (prompt: string) =>
-      shadowAnswer(config, cloudModel, { ...request, messages: [{ role: "user", content: prompt }], stream: false, temperature: 0 });
+      shadowAnswer(config, cloudModel, Object.assign({}, request, { messages: [{ role: "user", content: prompt }], stream: false, temperature: 0 }));
     const shadowed = c.online.kept(c.tag, config.route, request.messages, answerText(completion), ask, judgeAsk);
-    this.calibration = { ...c.tag, shadowed };
+    this.calibration = Object.assign({}, c.tag, { shadowed });
   }
 
   /** Ends the edge call's span (started when the request went out) with what the edge answered. */

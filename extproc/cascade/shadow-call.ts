@@ -17,7 +17,7 @@ export async function shadowAnswer(config: GatewayConfig, model: string, request
   const resolved = resolveProvider(model, config.providers);
   if (!resolved.ok) throw new Error(`no cloud provider for ${model}`);
   const { provider, upstreamModel } = resolved.value;
-  const req: ChatRequest = { ...request, model, stream: false };
+  const req: ChatRequest = Object.assign({}, request, { model, stream: false });
   delete req.includeUsage;
   const raw: JsonObject = toOpenAIChatRequest(req);
   const plan = planChat("openai", provider, req, raw, { upstreamModel, forceStreamUsage: false });

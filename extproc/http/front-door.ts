@@ -294,7 +294,7 @@ export class FrontDoorHandler {
     const step = await processor.responseBody(Buffer.from(text), true);
     const body = step.kind === "continue" ? (step.mutation?.body ?? Buffer.from(text)) : step.response.body;
     if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
-    send(res, Number(responseHeaders[":status"] ?? status), { ...forwardable(responseHeaders), "content-length": String(body.length) }, body);
+    send(res, Number(responseHeaders[":status"] ?? status), Object.assign({}, forwardable(responseHeaders), { "content-length": String(body.length) }), body);
   }
 
   /**

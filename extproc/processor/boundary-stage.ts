@@ -18,7 +18,7 @@ export function screenRequest(ctx: RequestContext, endpoint: string, json: JsonO
 /** `facts` with the boundary's: an edge-only request is forced to the edge, no upgrade, no cloud. */
 export function boundaryFacts(ctx: RequestContext, facts: RouteFacts): RouteFacts {
   const category = ctx.boundary?.edgeOnly;
-  return category ? { ...facts, edgeOnly: edgeOnlyUnavailable(category) } : facts;
+  return category ? Object.assign({}, facts, { edgeOnly: edgeOnlyUnavailable(category) }) : facts;
 }
 
 /** A whole answer's mutation with the placeholders restored (`body`: the answer as it came, when the mutation has none) and the redaction header. */
@@ -28,18 +28,18 @@ export function restoredMutation(ctx: RequestContext, mutation: Mutation | undef
   const source = mutation?.body ?? body;
   const restored = boundary.restoreBody(source);
   const setHeaders: Headers = { ...mutation?.setHeaders, ...boundary.headers() };
-  if (restored === source && mutation?.body === undefined) return { ...mutation, setHeaders };
+  if (restored === source && mutation?.body === undefined) return Object.assign({}, mutation, { setHeaders });
   setHeaders["content-length"] = String(restored.length);
-  return { ...mutation, setHeaders, body: restored };
+  return Object.assign({}, mutation, { setHeaders, body: restored });
 }
 
 /** An edge verdict (the edge's answer or the cloud's upgrade) restored: a continue's mutation, a response's body. */
 export function restoredOutcome(ctx: RequestContext, outcome: Outcome): Outcome {
   const boundary = ctx.boundary;
   if (!boundary) return outcome;
-  if (outcome.kind === "continue") return { ...outcome, mutation: restoredMutation(ctx, outcome.mutation, Buffer.alloc(0)) };
+  if (outcome.kind === "continue") return Object.assign({}, outcome, { mutation: restoredMutation(ctx, outcome.mutation, Buffer.alloc(0)) });
   if (outcome.kind !== "respond") return outcome;
   const body = boundary.restoreBody(Buffer.isBuffer(outcome.response.body) ? outcome.response.body : Buffer.from(String(outcome.response.body)));
-  const headers = { ...outcome.response.headers, ...boundary.headers(), "content-length": String(body.length) };
-  return { ...outcome, response: { ...outcome.response, body, headers } };
+  const headers = Object.assign({}, outcome.response.headers, boundary.headers(), { "content-length": String(body.length) });
+  return Object.assign({}, outcome, { response: { ...outcome.response, body, headers } });
 }

@@ -149,7 +149,7 @@ function looked(ctx: RequestContext, parsed: ParsedCall, json: JsonObject): Step
     ctx.conversation.protect((text) => boundary.forStore(text));
   const req = routeRequest(ctx, parsed);
   // Detected values go into no cache key or cached answer.
-  const headers = ctx.boundary ? { ...ctx.headers, "x-gearbox-cache": "bypass" } : ctx.headers;
+  const headers = ctx.boundary ? Object.assign({}, ctx.headers, { "x-gearbox-cache": "bypass" }) : ctx.headers;
   const lookup = ctx.cache.lookup(spec.name, parsed, ctx.caller?.tenant.id ?? "-", headers, ctx.id);
   if (!lookup) return consulted(ctx, req, json);
   ctx.trace?.step("gearbox.cache.lookup");

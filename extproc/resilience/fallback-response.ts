@@ -10,14 +10,13 @@ import { EDGE_PROVIDER, type FallbackAnswer } from "./fallback-call.ts";
 const KEEP = new Set(["date", "x-request-id"]);
 
 export function fallbackMutation(answer: FallbackAnswer, failedHeaders: Headers, gearboxHeaders: Headers): Mutation {
-  const setHeaders: Headers = {
-    ...gearboxHeaders,
+  const setHeaders: Headers = Object.assign({}, gearboxHeaders, {
     ":status": String(answer.status),
     "content-type": answer.contentType,
     "content-length": String(answer.body.length),
     "x-gearbox-route": answer.decision.provider.name === EDGE_PROVIDER ? "edge" : "cloud",
     "x-gearbox-reason": answer.decision.reason,
-  };
+  });
   // Envoy refuses to mutate its own `x-envoy-*` headers.
   const removeHeaders = Object.keys(failedHeaders).filter(
     (h) => !h.startsWith(":") && !KEEP.has(h) && !h.startsWith("x-gearbox-") && !h.startsWith("x-envoy-") && setHeaders[h] === undefined,

@@ -121,7 +121,7 @@ export class FailoverLimiter implements LimiterStore {
     const mirror = await this.fallback.admit(tenant, checks, holdTtlMs);
     if (mirror.ok) {
       this.mirrors.set(shared.grant, mirror.grant);
-      return { ...shared, atMs: mirror.atMs };
+      return Object.assign({}, shared, { atMs: mirror.atMs });
     }
     this.shared.settle(shared.grant, {}).catch((err: unknown) => this.failed(err, "settle"));
     return mirror;

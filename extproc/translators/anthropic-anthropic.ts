@@ -15,7 +15,7 @@ import type { StreamTranslator, TranslatedChunk } from "./translator.ts";
 
 export function planAnthropicToAnthropic(raw: JsonObject, model: string, ctx: BackendContext): CallPlan {
   const headers = { "content-type": "application/json" };
-  const body = model === ctx.upstreamModel ? undefined : Buffer.from(JSON.stringify({ ...raw, model: ctx.upstreamModel }));
+  const body = model === ctx.upstreamModel ? undefined : Buffer.from(JSON.stringify(Object.assign({}, raw, { model: ctx.upstreamModel })));
   return {
     upstream: body ? { path: ANTHROPIC_MESSAGES_PATH, headers, body } : { path: ANTHROPIC_MESSAGES_PATH, headers },
     response(status, headers, bytes) {

@@ -90,10 +90,10 @@ export function composeEmbeddings(backend: EmbeddingsBackend, req: EmbeddingsReq
       if (status >= 400) return errorResponse(openaiError, backend.error(status, headers, body));
       const decoded = backend.response(body, headers, ctx);
       if (!decoded.ok) return errorResponse(openaiError, decoded.errors[0] ?? asGatewayError(undefined));
-      const res = { ...decoded.value, model: decoded.value.model || req.model };
+      const res = Object.assign({}, decoded.value, { model: decoded.value.model || req.model });
       // Backends decode floats; OpenAI clients (the SDK by default) may ask for base64 float32.
       if (req.encodingFormat === "base64")
-        res.data = res.data.map((d) => ({ ...d, embedding: typeof d.embedding === "string" ? d.embedding : float32Base64(d.embedding) }));
+        res.data = res.data.map((d) => Object.assign({}, d, { embedding: typeof d.embedding === "string" ? d.embedding : float32Base64(d.embedding) }));
       const out: TranslatedResponse = { body: Buffer.from(JSON.stringify(toOpenAIEmbeddingsResponse(res))) };
       if (res.usage) out.usage = res.usage;
       return out;

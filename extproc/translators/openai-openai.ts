@@ -73,7 +73,7 @@ export function planOpenAIToOpenAIChat(req: ChatRequest, ctx: BackendContext, ro
 }
 
 export function planOpenAIToOpenAIEmbeddings(req: EmbeddingsRequest, ctx: BackendContext, route: OpenAIRoute): CallPlan {
-  const json = req.model === ctx.upstreamModel ? undefined : toOpenAIEmbeddingsRequest({ ...req, model: ctx.upstreamModel });
+  const json = req.model === ctx.upstreamModel ? undefined : toOpenAIEmbeddingsRequest(Object.assign({}, req, { model: ctx.upstreamModel }));
   return {
     upstream: json ? { path: route.path, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(json)) } : { path: route.path, headers: JSON_HEADERS },
     response: readJsonResponse,

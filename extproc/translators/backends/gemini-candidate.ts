@@ -80,7 +80,9 @@ export function readCandidate(raw: JsonObject, position: number): CandidateSlice
       else slice.text += part.text;
     } else if (isObject(part.functionCall)) {
       // The signature sits on the part; the call carries it on (see `gemini-call-id.ts`).
-      slice.calls.push(typeof part.thoughtSignature === "string" ? { ...part.functionCall, thoughtSignature: part.thoughtSignature } : part.functionCall);
+      slice.calls.push(
+        typeof part.thoughtSignature === "string" ? Object.assign({}, part.functionCall, { thoughtSignature: part.thoughtSignature }) : part.functionCall,
+      );
     } else if (isObject(part.executableCode))
       slice.text += fenced(str(part.executableCode.code) ?? "", (str(part.executableCode.language) ?? "").toLowerCase());
     else if (isObject(part.codeExecutionResult)) slice.text += fenced(str(part.codeExecutionResult.output) ?? "", "");
@@ -183,7 +185,7 @@ export function toOpenAILogprobs(raw: unknown): unknown {
   };
   const content = raw.chosenCandidates.filter(isObject).map((chosen, i) => {
     const alternatives = isObject(top[i]) && Array.isArray(top[i].candidates) ? top[i].candidates.filter(isObject) : [];
-    return { ...entry(chosen), top_logprobs: alternatives.map(entry) };
+    return Object.assign({}, entry(chosen), { top_logprobs: alternatives.map(entry) });
   });
   return { content, refusal: null };
 }

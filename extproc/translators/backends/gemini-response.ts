@@ -60,7 +60,7 @@ export function toToolCall(call: CompletedCall, next: () => number): ToolCall {
 export function parseGeminiResponse(json: unknown, ctx: BackendContext): Result<ChatResponse, GatewayError> {
   if (!isObject(json)) return fail(notAResponse("a body that is not a JSON object"));
   const meta = responseMeta(json, ctx);
-  const response: ChatResponse = { ...meta, choices: [], extra: {} };
+  const response: ChatResponse = Object.assign({}, meta, { choices: [], extra: {} });
   const usage = parseGeminiUsage(json.usageMetadata);
   if (usage) response.usage = usage;
   if (isPromptBlock(json)) {

@@ -86,7 +86,7 @@ export class GeminiStreamDecoder implements ChatStreamDecoder {
         if (!state.finished) throw truncated(`Gemini's stream ended before candidate ${index} finished.`);
       }
     }
-    if (this.usage) out.push({ ...meta, choices: [], usage: this.usage, extra: {} });
+    if (this.usage) out.push(Object.assign({}, meta, { choices: [], usage: this.usage, extra: {} }));
     return out;
   }
 
@@ -114,7 +114,7 @@ export class GeminiStreamDecoder implements ChatStreamDecoder {
         if (choice) choices.push(choice);
       });
     }
-    return choices.length > 0 ? { ...meta, choices, extra: {} } : undefined;
+    return choices.length > 0 ? Object.assign({}, meta, { choices, extra: {} }) : undefined;
   }
 
   private candidate(slice: CandidateSlice): ChunkChoice | undefined {

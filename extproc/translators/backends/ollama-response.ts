@@ -104,7 +104,9 @@ export function toOpenAILogprobs(raw: unknown): JsonObject | undefined {
     bytes: Array.isArray(e.bytes) ? e.bytes : null,
   });
   return {
-    content: raw.filter(isObject).map((e) => ({ ...token(e), top_logprobs: Array.isArray(e.top_logprobs) ? e.top_logprobs.filter(isObject).map(token) : [] })),
+    content: raw
+      .filter(isObject)
+      .map((e) => Object.assign({}, token(e), { top_logprobs: Array.isArray(e.top_logprobs) ? e.top_logprobs.filter(isObject).map(token) : [] })),
   };
 }
 

@@ -83,7 +83,7 @@ export class OllamaStreamDecoder implements ChatStreamDecoder {
     if (object.done) {
       this.done = true;
       chunks.push(this.choiceChunk(object, {}, ollamaFinishReason(object.doneReason, this.toolCalls > 0)));
-      chunks.push({ ...this.base(object), choices: [], usage: object.usage });
+      chunks.push(Object.assign({}, this.base(object), { choices: [], usage: object.usage }));
     }
     const first = chunks[0]?.choices[0];
     if (first && object.logprobs) first.logprobs = object.logprobs;
@@ -108,7 +108,7 @@ export class OllamaStreamDecoder implements ChatStreamDecoder {
       this.roleSent = true;
       delta = { role: "assistant", ...delta };
     }
-    return { ...this.base(object), choices: [{ index: 0, delta, finishReason }] };
+    return Object.assign({}, this.base(object), { choices: [{ index: 0, delta, finishReason }] });
   }
 
   private base(object: OllamaChatObject): Omit<ChatChunk, "choices"> {

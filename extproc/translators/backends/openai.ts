@@ -76,7 +76,11 @@ class OpenAIStreamDecoder implements ChatStreamDecoder {
 
 export const openaiEmbeddingsBackend: EmbeddingsBackend = {
   request(req, ctx) {
-    return { path: "/embeddings", headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(toOpenAIEmbeddingsRequest({ ...req, model: ctx.upstreamModel }))) };
+    return {
+      path: "/embeddings",
+      headers: JSON_HEADERS,
+      body: Buffer.from(JSON.stringify(toOpenAIEmbeddingsRequest(Object.assign({}, req, { model: ctx.upstreamModel })))),
+    };
   },
   response(body): Result<EmbeddingsResponse, GatewayError> {
     const parsed = parseOpenAIEmbeddingsResponse(readUpstreamJson(body));

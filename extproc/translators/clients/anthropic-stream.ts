@@ -93,7 +93,7 @@ export class AnthropicStreamEncoder implements ChatStreamEncoder {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { ...usage, output_tokens: 0 },
+          usage: Object.assign({}, usage, { output_tokens: 0 }),
         },
       }),
     );

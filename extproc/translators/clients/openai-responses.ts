@@ -221,7 +221,11 @@ export class ResponsesStreamEncoder implements ChatStreamEncoder {
     const body = toErrorResponse(err).body.toString("utf8");
     const { error } = JSON.parse(body) as { error: JsonObject };
     this.emit("error", { code: error.code ?? error.type, message: error.message, param: error.param ?? null }, out);
-    this.emit("response.failed", { response: { ...this.response("failed"), error: { code: error.code ?? error.type, message: error.message } } }, out);
+    this.emit(
+      "response.failed",
+      { response: Object.assign({}, this.response("failed"), { error: { code: error.code ?? error.type, message: error.message } }) },
+      out,
+    );
     return Buffer.from(out.join(""));
   }
 
@@ -261,9 +265,9 @@ export class ResponsesStreamEncoder implements ChatStreamEncoder {
     if (!cur) return;
     cur.text += delta;
     const at = { item_id: cur.item.id, output_index: cur.index };
-    if (kind === "reasoning") this.emit("response.reasoning_summary_text.delta", { ...at, summary_index: 0, delta }, out);
-    else if (kind === "refusal") this.emit("response.refusal.delta", { ...at, content_index: 0, delta }, out);
-    else this.emit("response.output_text.delta", { ...at, content_index: 0, delta, logprobs: [] }, out);
+    if (kind === "reasoning") this.emit("response.reasoning_summary_text.delta", Object.assign({}, at, { summary_index: 0, delta }), out);
+    else if (kind === "refusal") this.emit("response.refusal.delta", Object.assign({}, at, { content_index: 0, delta }), out);
+    else this.emit("response.output_text.delta", Object.assign({}, at, { content_index: 0, delta, logprobs: [] }), out);
   }
 
   private begin(kind: "reasoning" | "output_text" | "refusal", out: string[]): void {
@@ -309,18 +313,18 @@ export class ResponsesStreamEncoder implements ChatStreamEncoder {
     let item: Item;
     if (cur.item.type === "reasoning") {
       const part = { type: "summary_text", text: cur.text };
-      this.emit("response.reasoning_summary_text.done", { ...at, summary_index: 0, text: cur.text }, out);
-      this.emit("response.reasoning_summary_part.done", { ...at, summary_index: 0, part }, out);
+      this.emit("response.reasoning_summary_text.done", Object.assign({}, at, { summary_index: 0, text: cur.text }), out);
+      this.emit("response.reasoning_summary_part.done", Object.assign({}, at, { summary_index: 0, part }), out);
       item = reasoningItem(cur.item.id, cur.text);
     } else if (cur.item.type === "message") {
       const part = cur.part === "refusal" ? { type: "refusal", refusal: cur.text } : textPart(cur.text);
-      if (cur.part === "refusal") this.emit("response.refusal.done", { ...at, content_index: 0, refusal: cur.text }, out);
-      else this.emit("response.output_text.done", { ...at, content_index: 0, text: cur.text, logprobs: [] }, out);
-      this.emit("response.content_part.done", { ...at, content_index: 0, part }, out);
+      if (cur.part === "refusal") this.emit("response.refusal.done", Object.assign({}, at, { content_index: 0, refusal: cur.text }), out);
+      else this.emit("response.output_text.done", Object.assign({}, at, { content_index: 0, text: cur.text, logprobs: [] }), out);
+      this.emit("response.content_part.done", Object.assign({}, at, { content_index: 0, part }), out);
       item = messageItem(cur.item.id, "completed", [part]);
     } else {
       const name = typeof cur.item.name === "string" ? cur.item.name : "";
-      this.emit("response.function_call_arguments.done", { ...at, name, arguments: cur.text }, out);
+      this.emit("response.function_call_arguments.done", Object.assign({}, at, { name, arguments: cur.text }), out);
       item = callItem(cur.item.id, String(cur.item.call_id), name, cur.text, "completed");
     }
     this.done.push(item);
