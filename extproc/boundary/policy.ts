@@ -38,7 +38,13 @@ const pattern = z.string().refine(
   { message: "not a valid regular expression" },
 );
 
-const layer = z.strictObject(Object.assign({}, actions, { keywords: z.array(z.string().min(2)).optional(), patterns: z.array(pattern).optional() }));
+const layer = z.strictObject({
+  ...actions,
+  /** Words that are confidential wherever they appear (project code names): category `keyword`. */
+  keywords: z.array(z.string().min(2)).optional(),
+  /** Regular expressions (JavaScript syntax), category `keyword`. */
+  patterns: z.array(pattern).optional(),
+});
 
 export const dataBoundarySchema = z.strictObject({
   /** Off → no detection at all. */

@@ -62,5 +62,5 @@ export function compressed(
   const aged = input.history.slice(base ? base.through - input.firstSeq : 0, start);
   // Frozen: the memory store keeps this very object, and its token count with it (`conversations.ts`).
   const summary = Object.freeze({ through, text: summarize(base?.text, aged), by: "extractive" });
-  return { kept: input.history.slice(start), summary, summarized: through, extended: Object.assign({}, base && { from: base }, { aged }) };
+  return { kept: input.history.slice(start), summary, summarized: through, extended: { ...(base && { from: base }), aged } };
 }

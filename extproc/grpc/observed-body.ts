@@ -25,6 +25,6 @@ export class ObservedRequestBody {
     if (!message.request_body?.end_of_stream) return undefined;
     const whole = Buffer.concat(this.parts);
     this.parts = [];
-    return Object.assign({}, message, { request_body: { ...message.request_body, body: whole, end_of_stream: true } });
+    return { ...message, request_body: { ...message.request_body, body: whole, end_of_stream: true } };
   }
 }

@@ -50,11 +50,7 @@ export async function withEdgeIntent(input: PolicyInput, ctx: EdgeIntentContext)
   const label = `${result.intent}@${result.confidence.toFixed(3)}`;
   if (result.confidence < options.min_confidence) return { input, note: `low_confidence:${label}`, used: false };
   // The label passed the edge layer's own bar (`min_confidence`); the rules take it as given.
-  return {
-    input: Object.assign({}, input, { intent: result.intent, intentConfidence: Math.max(result.confidence, policy.intentMinConfidence) }),
-    note: label,
-    used: true,
-  };
+  return { input: { ...input, intent: result.intent, intentConfidence: Math.max(result.confidence, policy.intentMinConfidence) }, note: label, used: true };
 }
 
 export interface ConsultContext extends Omit<EdgeIntentContext, "messages" | "traceHeaders"> {
@@ -77,10 +73,10 @@ export async function decideConsulted(
   let labelled = false;
   if (parsed.call.endpoint === "chat") {
     const span = ctx.trace?.phase("gearbox.edge_intent", undefined, ctx.trace.current);
-    const outcome = await withEdgeIntent(input, Object.assign({}, ctx, { messages: parsed.call.request.messages }, span && { traceHeaders: span.headers() }));
+    const outcome = await withEdgeIntent(input, { ...ctx, messages: parsed.call.request.messages, ...(span && { traceHeaders: span.headers() }) });
     span?.end(undefined, { "gearbox.edge_intent": outcome.note ?? "not_asked" });
     ({ input: refined, note: edgeIntent, used: labelled } = outcome);
   }
   const decided = ctx.plugins.length > 0 ? await decideWithPlugins(refined, ctx.policy, ctx.plugins) : decidePolicy(refined, ctx.policy);
-  return { decided: labelled && decided.layer === "rules" ? Object.assign({}, decided, { reason: `${decided.reason};edge_intent` }) : decided, edgeIntent };
+  return { decided: labelled && decided.layer === "rules" ? { ...decided, reason: `${decided.reason};edge_intent` } : decided, edgeIntent };
 }

@@ -234,7 +234,7 @@ function admit(ctx: RequestContext, governor: Governor, caller: Caller, req: Rou
   const estimate = () => routedEstimate(ctx.parsed ?? req.parsed, ctx.config.providers, ctx.cloud?.decision, ctx.cascade);
   // The in-memory limiter (embedded defaults) answers at once: no turn of the event loop.
   return andThen(governor.admit({ caller, model: req.parsed.model, estimate: estimate(), fingerprint, repeater, target }), (decision) => {
-    if (!decision.ok) return refused(ctx, governor, caller, req, json, decision, estimate);
+    if (!decision.ok) return refused(ctx, governor, caller, req, json, runaway, decision, estimate);
     ctx.ticket = decision.ticket;
     runaway.admitted(decision.ticket);
     return routedOutcome;
@@ -248,13 +248,13 @@ async function refused(
   caller: Caller,
   req: RouteRequest,
   json: JsonObject,
+  runaway: RunawayStage,
   decision: Exclude<AdmitDecision, { ok: true }>,
   estimate: () => CallEstimate,
 ): Promise<Outcome> {
-  const runaway = ctx.runaway;
   ctx.upstream = undefined;
   // A repeat past the limit: the answer just given to this caller, when there is one, rather than a refusal.
-  const replay = decision.runaway ? await runaway?.replay(ctx.id) : undefined;
+  const replay = decision.runaway ? await runaway.replay(ctx.id) : undefined;
   if (replay) {
     ctx.answer.status = 200;
     ctx.finish();
@@ -264,18 +264,17 @@ async function refused(
   const degraded = decision.degradeToEdge ? decideRoute(req, { degraded: decision.error }) : undefined;
   if (degraded?.kind !== "edge") return ctx.reject(decision.error);
   const edge = applyRoute(ctx, degraded, fitted(ctx, degraded, json));
-  const { fingerprint, who: repeater } = runaway ?? {};
   const again = await governor.admit({
     caller,
     model: req.parsed.model,
     estimate: estimate(),
-    ...(fingerprint !== undefined && { fingerprint }),
-    ...(repeater !== undefined && { repeater }),
+    fingerprint: runaway.fingerprint,
+    repeater: runaway.who,
     target: "edge",
   });
   if (!again.ok) return ctx.reject(again.error);
   ctx.ticket = again.ticket;
-  runaway?.admitted(again.ticket);
+  runaway.admitted(again.ticket);
   return edge;
 }
 

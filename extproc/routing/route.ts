@@ -137,8 +137,7 @@ export function decideRoute(req: RouteRequest, facts: RouteFacts = {}): Route {
     // No agent takes the call after all (all busy, or the set changed since `serves`): a forced
     // edge is refused, a policy's edge becomes cloud and says so, as when no agent serves the model.
     if (forced) return refuse(edgeUnavailable(), degraded);
-    const fellBack =
-      policy?.target === "edge" ? { policy: Object.assign({}, policy, { target: "cloud" as const, reason: `edge_unavailable;${policy.reason}` }) } : consulted;
+    const fellBack = policy?.target === "edge" ? { policy: { ...policy, target: "cloud" as const, reason: `edge_unavailable;${policy.reason}` } } : consulted;
     return cloud(req, hint, fellBack);
   }
   const upgradeTo = !forced && config.route.fallback.enable ? (config.edge.fallback_model ?? chat.model) : undefined;

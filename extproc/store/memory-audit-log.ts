@@ -7,7 +7,7 @@ export class MemoryAuditLog implements AuditLog {
 
   append(entry: AuditEntry): Promise<string> {
     const id = String(this.entries.length + 1);
-    this.entries.push(structuredClone(Object.assign({}, entry, { id })));
+    this.entries.push(structuredClone({ ...entry, id }));
     return Promise.resolve(id);
   }
 

@@ -25,6 +25,6 @@ export class RedisAuditLog implements AuditLog {
   async list(query: AuditQuery = {}): Promise<AuditRecord[]> {
     const end = query.before === undefined ? "+" : `(${query.before}`;
     const rows = await this.redis.xrevrange(this.stream, end, "-", "COUNT", pageSize(query));
-    return rows.map(([id, fields]) => Object.assign({}, JSON.parse(fields[1] ?? "{}") as AuditEntry, { id }));
+    return rows.map(([id, fields]) => ({ ...(JSON.parse(fields[1] ?? "{}") as AuditEntry), id }));
   }
 }

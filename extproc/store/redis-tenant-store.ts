@@ -90,7 +90,7 @@ export class RedisTenantStore implements TenantStore {
   async revokeKey(id: string, at: Date): Promise<ApiKeyRecord | undefined> {
     const record = await this.getKey(id);
     if (!record || record.revoked_at !== undefined) return record;
-    const revoked: ApiKeyRecord = Object.assign({}, record, { revoked_at: at.toISOString() });
+    const revoked: ApiKeyRecord = { ...record, revoked_at: at.toISOString() };
     await this.redis.set(this.keyRecordKey(record.hash), JSON.stringify(revoked), "XX");
     return revoked;
   }

@@ -35,12 +35,7 @@ export async function postEmbeddings(call: EmbeddingsCall): Promise<Float32Array
   let status: number;
   let bytes: Buffer;
   try {
-    const res = await sendUpstream(
-      call.url,
-      Object.assign({}, call.headers, { "content-type": "application/json", "accept-encoding": "identity" }),
-      body,
-      signal,
-    );
+    const res = await sendUpstream(call.url, { ...call.headers, "content-type": "application/json", "accept-encoding": "identity" }, body, signal);
     bytes = await readAll(res);
     status = res.statusCode ?? 0;
   } catch (err) {

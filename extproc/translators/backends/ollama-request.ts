@@ -99,7 +99,7 @@ export function toOllamaMessages(messages: readonly Message[]): OllamaMessage[] 
           out.tool_calls = m.toolCalls.map((call, k) => {
             toolNames.set(call.id, call.name);
             const args = parseArguments(call.arguments, `messages[${i}].tool_calls[${k}].function.arguments`);
-            return Object.assign({}, call.id !== "" && { id: call.id }, { function: { name: call.name, arguments: args } });
+            return { ...(call.id !== "" && { id: call.id }), function: { name: call.name, arguments: args } };
           });
         }
         return out;
