@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { isoTime } from "./logger.ts";
 
@@ -52,6 +52,23 @@ test("createLogger: a lone line is written within the flush interval, while the 
   assert.equal((JSON.parse(line) as { lone: boolean }).lone, true);
   // 20 ms in principle; a loaded machine gets a second. The exit flush would come after 10 s.
   assert.ok(arrivedAt - (loggedAt ?? arrivedAt) < 1_000, `the line took ${(arrivedAt - (loggedAt ?? 0)).toFixed(0)} ms`);
+});
+
+test("createLogger: an idle logger writes nothing (no empty flush every interval)", () => {
+  // sonic-boom's own periodic flush wrote an empty string through the thread pool every 20 ms
+  // whether or not a line waited: 25 writes in half a second of idling after one line.
+  const script = `
+    import fs from "node:fs";
+    const write = fs.write;
+    let writes = 0;
+    fs.write = (...args) => { writes++; return write(...args); };
+    const { createLogger } = await import(${JSON.stringify(LOGGER)});
+    createLogger("info", "t").info({ lone: true }, "line");
+    setTimeout(() => { process.stderr.write(String(writes)); process.exit(0); }, 500);
+  `;
+  const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal((JSON.parse(run.stdout.trim()) as { lone: boolean }).lone, true);
+  assert.equal(run.stderr.trim(), "1", "one write for the one line, none while idle");
 });
 
 test("isoTime: the same field as pino's isoTime, millisecond by millisecond across second, day and year boundaries", () => {

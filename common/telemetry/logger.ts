@@ -11,7 +11,9 @@
  * Lines are written in batches: once `LOG_BATCH_BYTES` have gathered, and in any case every
  * `LOG_FLUSH_MS`, so a line waits at most that long. Each write is a round trip through libuv's
  * thread pool (two thread wake-ups); one per line cost a gateway answering one client at a time
- * about 6 % of its CPU per request against batches (bench/RESULTS.md, issue 25).
+ * about 6 % of its CPU per request against batches (bench/RESULTS.md, issue 25). The flush timer
+ * runs only while a line waits: sonic-boom's own `periodicFlush` writes an empty string through
+ * the thread pool when nothing is buffered, 50 round trips a second on an idle gateway.
  */
 import { pino, type Logger } from "pino";
 
@@ -30,8 +32,26 @@ export const LOG_FLUSH_MS = 20;
 export const logStats = { dropped: 0 };
 
 export function createLogger(level: string, component = "gearbox"): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
+  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES, minLength: LOG_BATCH_BYTES });
   destination.on("drop", () => void logStats.dropped++);
+  const write = destination.write.bind(destination);
+  let flushing: NodeJS.Timeout | undefined;
+  const flush = () => {
+    flushing = undefined;
+    try {
+      destination.flush();
+    } catch {
+      // The destination was closed: nothing more is written.
+    }
+  };
+  destination.write = (line: string): boolean => {
+    const written = write(line);
+    if (flushing === undefined) {
+      flushing = setTimeout(flush, LOG_FLUSH_MS);
+      flushing.unref();
+    }
+    return written;
+  };
   return pino({ level, base: { component }, timestamp: isoTime }, destination);
 }
 

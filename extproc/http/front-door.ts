@@ -177,14 +177,23 @@ export class FrontDoorHandler {
       applyHeaderMutation(responseHeaders, outcome.mutation);
       if (outcome.streamResponseBody) {
         res.writeHead(status, forwardable(responseHeaders));
-        res.flushHeaders();
+        // The headers leave at once only when no chunk is here to carry them (a provider answers
+        // its headers before its first token): else they go with the first chunk, one write.
+        if (upstream.readableLength === 0) res.flushHeaders();
+        let ended = false;
         for await (const chunk of this.idleGuarded(upstream, target.cloud)) {
+          if (ended) continue;
+          // The upstream's last bytes (its message complete, nothing left unread) are translated as
+          // the end of the stream, as Envoy marks the last data frame: one write with the end.
+          ended = upstream.complete && upstream.readableLength === 0;
           // A streamed chunk is translated synchronously: no extra turn per chunk unless a phase waits.
-          const next = processor.responseBody(chunk, false);
+          const next = processor.responseBody(chunk, ended);
           const step = isPending(next) ? await next : next;
           const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
-          if (out.length > 0) res.write(out);
+          if (ended) res.end(out.length > 0 ? out : undefined);
+          else if (out.length > 0) res.write(out);
         }
+        if (ended) return;
         const last = await processor.responseBody(Buffer.alloc(0), true);
         res.end(last.kind === "continue" ? last.mutation?.body : undefined);
         return;

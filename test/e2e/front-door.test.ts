@@ -106,6 +106,102 @@ test("front door: a client that leaves before the answer is logged as 499", asyn
   }
 });
 
+/** A provider answering a stream with `write`: its headers at once, then what `write` sends and when. */
+async function streamingProvider(write: (res: http.ServerResponse, events: string[]) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  const chunk = (delta: object, extra: object = {}) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+  const events = [
+    chunk({ role: "assistant", content: "Hel" }),
+    chunk({ content: "lo" }),
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })}\n\n`,
+    "data: [DONE]\n\n",
+  ];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      write(res, events);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** One streamed call through the gateway: when its headers and its first body byte came, and the whole text. */
+function timedStream(baseURL: string): Promise<{ headersAt: number; firstByteAt: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(`${baseURL}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+      const headersAt = performance.now() - t0;
+      let firstByteAt = -1;
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (part: string) => {
+        if (firstByteAt < 0) firstByteAt = performance.now() - t0;
+        text += part;
+      });
+      res.on("end", () => resolve({ headersAt, firstByteAt, text }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "x" }] }));
+  });
+}
+
+test("front door: a stream's headers reach the client before the provider's first token does", async () => {
+  // Headers now, tokens 400 ms later: a client (and its first-byte timeout) must not wait for the token to see the answer begin.
+  const provider = await streamingProvider((res, events) => {
+    res.flushHeaders();
+    setTimeout(() => res.end(events.join("")), 400);
+  });
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(provider.url), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const { headersAt, firstByteAt, text } = await timedStream(gateway.baseURL);
+    assert.ok(firstByteAt - headersAt >= 300, `headers at ${headersAt.toFixed(0)} ms, first token at ${firstByteAt.toFixed(0)} ms`);
+    assert.match(text, /"content":"Hel"[\s\S]*"content":"lo"[\s\S]*data: \[DONE\]\n\n$/);
+  } finally {
+    await gateway.close();
+    await provider.close();
+  }
+});
+
+test("front door: a stream whose every event and end arrive in one read is answered whole, usage recorded", async () => {
+  // The provider's whole stream in one write: the gateway translates the last bytes as the end (one write to the client).
+  const provider = await streamingProvider((res, events) => res.end(events.join("")));
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(provider.url), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let content = "";
+    let usage: OpenAI.CompletionUsage | undefined | null;
+    for await (const part of stream) {
+      content += part.choices[0]?.delta.content ?? "";
+      usage = part.usage ?? usage;
+    }
+    assert.equal(content, "Hello");
+    assert.equal(usage?.total_tokens, 5);
+    for (let i = 0; i < 100 && !gateway.logs.some((l) => l.msg === "request"); i++) await new Promise((r) => setTimeout(r, 10));
+    const record = gateway.logs.find((l) => l.msg === "request");
+    assert.equal(record?.status, 200);
+    assert.equal(record?.output_tokens, 2);
+  } finally {
+    await gateway.close();
+    await provider.close();
+  }
+});
+
 test("front door: GET on a POST endpoint → 405 with allow", async () => {
   const gateway = await startTestGateway(testConfig(openAIProviderYaml("http://127.0.0.1:9/v1")));
   try {
