@@ -23,7 +23,7 @@ export type { Logger };
 export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
 /** Bytes of lines that make a write. */
-export const LOG_BATCH_BYTES = 4096;
+export const LOG_BATCH_BYTES = 32 * 1024;
 
 /** The longest a line waits for its batch. */
 export const LOG_FLUSH_MS = 20;
@@ -32,7 +32,7 @@ export const LOG_FLUSH_MS = 20;
 export const logStats = { dropped: 0 };
 
 export function createLogger(level: string, component = "gearbox"): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES, minLength: LOG_BATCH_BYTES });
+  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES, minLength: LOG_BATCH_BYTES, maxWrite: 2 * LOG_BATCH_BYTES });
   destination.on("drop", () => void logStats.dropped++);
   const write = destination.write.bind(destination);
   let flushing: NodeJS.Timeout | undefined;

@@ -18,9 +18,12 @@ const HOP_BY_HOP = new Set([
   "expect",
 ]);
 
+// `for…in` over these plain maps rather than `Object.entries`: no array per header (bench/RESULTS.md, issue 25).
+
 export function plainHeaders(incoming: IncomingHttpHeaders): Headers {
   const out: Headers = {};
-  for (const [key, value] of Object.entries(incoming)) {
+  for (const key in incoming) {
+    const value = incoming[key];
     if (value === undefined) continue;
     out[key] = Array.isArray(value) ? value.join(", ") : value;
   }
@@ -30,16 +33,17 @@ export function plainHeaders(incoming: IncomingHttpHeaders): Headers {
 /** Applies a processor mutation to a header map, in place (remove first, then set). */
 export function applyHeaderMutation(headers: Headers, mutation: Mutation | undefined): void {
   if (!mutation) return;
-  for (const key of mutation.removeHeaders ?? []) delete headers[key];
-  for (const [key, value] of Object.entries(mutation.setHeaders ?? {})) headers[key] = value;
+  const { removeHeaders, setHeaders } = mutation;
+  if (removeHeaders) for (const key of removeHeaders) delete headers[key];
+  if (setHeaders) for (const key in setHeaders) headers[key] = setHeaders[key] as string;
 }
 
 /** Headers fit to forward: no pseudo-headers, no hop-by-hop ones. */
 export function forwardable(headers: Headers): Headers {
   const out: Headers = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.startsWith(":") || HOP_BY_HOP.has(key)) continue;
-    out[key] = value;
+  for (const key in headers) {
+    if (key.charCodeAt(0) === 0x3a /* : */ || HOP_BY_HOP.has(key)) continue;
+    out[key] = headers[key] as string;
   }
   return out;
 }

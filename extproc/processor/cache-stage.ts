@@ -123,10 +123,12 @@ export class RequestCache implements CacheOutcome {
     if (completion !== undefined) this.store(completion);
   }
 
-  /** A complete 200 answer (OpenAI chat completion JSON) after a miss. */
-  store(completion: string): void {
-    if (this.deps.cache && this.exactKey) storeAnswer(this.deps.cache, this.config, this.exactKey, completion);
-    if (this.deps.semanticCache && this.semanticKey) this.deps.semanticCache.store(this.semanticKey, completion);
+  /** A complete 200 answer (OpenAI chat completion JSON) after a miss; read as text only when a cache keeps it. */
+  store(completion: string | Buffer): void {
+    if (!this.storing) return;
+    const text = typeof completion === "string" ? completion : completion.toString("utf8");
+    if (this.deps.cache && this.exactKey) storeAnswer(this.deps.cache, this.config, this.exactKey, text);
+    if (this.deps.semanticCache && this.semanticKey) this.deps.semanticCache.store(this.semanticKey, text);
   }
 
   private get storing(): boolean {

@@ -16,8 +16,8 @@ export interface FinalAnswer {
   usage: Usage | undefined;
   /** The provider's error, as Gearbox reports it. */
   error: GatewayError | undefined;
-  /** The completion to cache: set only for a clean 200 answer. */
-  cacheable: string | undefined;
+  /** The completion to cache, as the client gets it: set only for a clean 200 answer. */
+  cacheable: Buffer | undefined;
 }
 
 export function finalAnswer(
@@ -44,5 +44,5 @@ export function finalAnswer(
     if (translated.status !== undefined && translated.status !== status) setHeaders[":status"] = String(translated.status);
     mutation = { body, setHeaders };
   }
-  return { mutation, usage: translated.usage, error: translated.error?.error, cacheable: clean ? (body ?? chunk).toString("utf8") : undefined };
+  return { mutation, usage: translated.usage, error: translated.error?.error, cacheable: clean ? (body ?? chunk) : undefined };
 }

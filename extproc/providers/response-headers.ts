@@ -68,8 +68,9 @@ function transportOwned(name: string): boolean {
  */
 export function screenProviderHeaders(upstream: Headers, provider: Provider, set: Headers): string[] {
   const remove: string[] = [];
-  for (const [name, value] of Object.entries(upstream)) {
+  for (const name in upstream) {
     if (transportOwned(name) || set[name] !== undefined) continue;
+    const value = upstream[name] as string;
     if (!FORWARDED.has(name)) {
       remove.push(name);
       continue;
