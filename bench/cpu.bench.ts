@@ -53,14 +53,23 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS; // utime, stime (fields 14, 15)
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
+/** `n` distinct free ports: every listener is held until all are taken (closed one by one, the OS could hand one out twice). */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const s = net.createServer().listen(0, "127.0.0.1", () => resolve(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }
+
+const freePort = async (): Promise<number> => (await freePorts(1))[0] as number;
 
 async function until(ok: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -156,7 +165,8 @@ async function scenario(client: Client, title: string, targets: Target[], concur
 
 /** `gearbox serve` from `bin` on embedded defaults, in an empty directory, with the OpenAI provider at `upstream`. */
 async function startGearbox(bin: string, upstream: string): Promise<{ pid: number; ports: Record<"http" | "extProc" | "xds" | "metrics", number> }> {
-  const ports = { http: await freePort(), extProc: await freePort(), xds: await freePort(), metrics: await freePort() };
+  const [http, extProc, xds, metrics] = (await freePorts(4)) as [number, number, number, number];
+  const ports = { http, extProc, xds, metrics };
   const gearbox = startProcess(process.execPath, [bin, "serve"], {
     cwd: mkdtempSync(path.join(os.tmpdir(), "gearbox-cpu-")), // no gearbox.yaml here: embedded defaults
     env: {

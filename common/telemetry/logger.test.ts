@@ -6,20 +6,25 @@ import { isoTime } from "./logger.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 
-test("createLogger: lines still buffered when the process exits are written out, in order, as JSON", () => {
+test("createLogger: lines still buffered when the process exits are written out, in order, as JSON, multi-byte text whole", () => {
   // 5,000 lines logged in one turn, then process.exit: none can have been written asynchronously yet.
   const script = `
     import { createLogger } from ${JSON.stringify(LOGGER)};
     const log = createLogger("info", "t");
-    for (let i = 0; i < 5000; i++) log.info({ i }, "line");
+    for (let i = 0; i < 5000; i++) log.info({ i, text: i % 7 === 0 ? "数据边界 ✓ 😀 " + i : "plain" }, "line");
     process.exit(0);
   `;
   const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
   const lines = out
     .trim()
     .split("\n")
-    .map((l) => JSON.parse(l) as { i: number; component: string; msg: string });
+    .map((l) => JSON.parse(l) as { i: number; text: string; component: string; msg: string });
   assert.equal(lines.length, 5000);
+  // Multi-byte text whole: lines are batched as bytes, not characters.
+  assert.deepEqual(
+    lines.filter((l) => l.i % 7 === 0).map((l) => l.text),
+    lines.filter((l) => l.i % 7 === 0).map((l) => `数据边界 ✓ 😀 ${l.i}`),
+  );
   assert.deepEqual(
     lines.map((l) => l.i),
     Array.from({ length: 5000 }, (_, i) => i),
@@ -69,6 +74,40 @@ test("createLogger: an idle logger writes nothing (no empty flush every interval
   const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
   assert.equal((JSON.parse(run.stdout.trim()) as { lone: boolean }).lone, true);
   assert.equal(run.stderr.trim(), "1", "one write for the one line, none while idle");
+});
+
+test("createLogger: a reader that stalls costs dropped lines, counted, never a blocked event loop", async () => {
+  // Nobody reads stdout while 40 MB of lines are logged: the pipe fills, 16 MiB wait, the rest are dropped and counted.
+  const script = `
+    const { createLogger, logStats } = await import(${JSON.stringify(LOGGER)});
+    const log = createLogger("info", "t");
+    const pad = "x".repeat(1000);
+    const started = performance.now();
+    for (let i = 0; i < 40_000; i++) {
+      log.info({ i, pad }, "line");
+      if (i % 1000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    process.stderr.write(JSON.stringify({ dropped: logStats.dropped, ms: performance.now() - started }) + "\\n");
+  `;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.pause();
+  const report = await new Promise<string>((resolve) => {
+    let text = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      if (text.includes("\n")) resolve(text);
+    });
+  });
+  // Now read, so the exit flush can finish.
+  let lines = 0;
+  child.stdout.on("data", (chunk: Buffer) => void (lines += chunk.toString("utf8").split("\n").length - 1));
+  child.stdout.resume();
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  const { dropped } = JSON.parse(report) as { dropped: number; ms: number };
+  assert.equal(code, 0);
+  assert.ok(dropped > 10_000 && dropped < 40_000, `${dropped} lines dropped`);
+  // Every line was either written or counted as dropped.
+  assert.equal(lines + dropped, 40_000);
 });
 
 test("isoTime: the same field as pino's isoTime, millisecond by millisecond across second, day and year boundaries", () => {

@@ -32,9 +32,20 @@ export const LOG_FLUSH_MS = 20;
 export const logStats = { dropped: 0 };
 
 export function createLogger(level: string, component = "gearbox"): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES, minLength: LOG_BATCH_BYTES, maxWrite: 2 * LOG_BATCH_BYTES });
+  // Buffer mode: each line is encoded once and batches are concatenated; in its text mode sonic-boom
+  // scans every line for its byte length, grows the batch as one string and encodes it twice
+  // (for the write, then again to find what was written): 11-14 against 5-6 µs per line.
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    maxLength: LOG_BUFFER_BYTES,
+    minLength: LOG_BATCH_BYTES,
+    maxWrite: 2 * LOG_BATCH_BYTES,
+    contentMode: "buffer",
+  });
   destination.on("drop", () => void logStats.dropped++);
-  const write = destination.write.bind(destination);
+  const writeBuffer = destination.write.bind(destination) as unknown as (line: Buffer) => boolean;
+  const write = (line: string) => writeBuffer(Buffer.from(line, "utf8"));
   let flushing: NodeJS.Timeout | undefined;
   const flush = () => {
     flushing = undefined;
