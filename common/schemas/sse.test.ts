@@ -35,3 +35,30 @@ test("an unterminated tail is delivered by flush", () => {
     ["x"],
   );
 });
+
+test("one-line data events read the same as the general parse (CR, no space, empty, colons)", () => {
+  // The parser's fast path (one \`data:\` line) against the same events where a comment line forces the general parse.
+  for (const line of [
+    'data: {"a":1}',
+    'data:{"a":1}',
+    "data:",
+    "data: ",
+    "data:  two spaces",
+    "data: a:b: c",
+    'data: {"x":"\r"}',
+    "data: é ✓ 😀",
+    "data: x\ry",
+  ]) {
+    for (const end of ["\n\n", "\r\n\r\n", "\r\n\n", "\n\r\n"]) {
+      const fast = new SseParser().push(Buffer.from(line + end));
+      const general = new SseParser().push(Buffer.from(": c\n" + line + end));
+      assert.deepEqual(
+        fast.map((e) => [e.event, e.data]),
+        general.map((e) => [e.event, e.data]),
+        JSON.stringify(line + end),
+      );
+      assert.equal(fast.length, 1);
+      assert.equal(fast[0]?.raw.toString("utf8"), line + end);
+    }
+  }
+});

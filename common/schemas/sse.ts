@@ -64,6 +64,11 @@ function findEventEnd(buf: Buffer, from: number): number {
 }
 
 function parseEvent(raw: Buffer): SseEvent | undefined {
+  // The common shape, one `data:` line and its blank line: read without splitting lines.
+  const n = raw.length;
+  if (n >= 7 && raw[0] === 0x64 && raw[1] === 0x61 && raw[2] === 0x74 && raw[3] === 0x61 && raw[4] === 0x3a /* data: */) {
+    if (raw[n - 1] === LF && raw[n - 3] !== CR && raw.indexOf(LF) === n - 2) return { data: raw.toString("utf8", raw[5] === 0x20 ? 6 : 5, n - 2), raw };
+  }
   const data: string[] = [];
   let event: string | undefined;
   for (const line of raw.toString("utf8").split(/\r?\n/)) {

@@ -19,7 +19,6 @@ import { readUpstreamJson } from "./upstream-json.ts";
 import type { Headers, StreamTranslator, TranslatedChunk, TranslatedResponse } from "./translator.ts";
 
 const JSON_HEADERS: Headers = { "content-type": "application/json" };
-const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
 /** Where an OpenAI-schema endpoint lives on one provider. */
 export interface OpenAIRoute {
@@ -168,7 +167,7 @@ class OpenAIStream implements StreamTranslator {
       }
       const json = parseEvent(event.data);
       if (json === undefined) return this.fail(kept, "The upstream stream sent an event that is not valid JSON.", "upstream_malformed");
-      if (USAGE_OBJECT.test(event.data)) {
+      if (isObject(json.usage)) {
         const usage = parseOpenAIUsage(json.usage);
         if (usage) this.usage = usage;
         if (this.hideUsageChunk && usage && Array.isArray(json.choices) && json.choices.length === 0) continue;
@@ -206,7 +205,9 @@ class ChunkNormalizer {
   normalize(chunk: JsonObject): boolean {
     if (!Array.isArray(chunk.choices)) return false;
     let changed = false;
-    for (const [position, choice] of chunk.choices.entries()) {
+    const choices: unknown[] = chunk.choices;
+    for (let position = 0; position < choices.length; position++) {
+      const choice = choices[position];
       if (!isObject(choice) || !isObject(choice.delta)) continue;
       const index = typeof choice.index === "number" ? choice.index : position;
       if (!this.roleSent.has(index)) {
