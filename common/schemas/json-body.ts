@@ -5,7 +5,7 @@
  */
 import { invalidRequest, type GatewayError } from "../errors.ts";
 import { fail, ok, type Result } from "../result.ts";
-import { tooDeep } from "./json-depth.ts";
+import { fewBrackets, tooDeep } from "./json-depth.ts";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -24,7 +24,7 @@ export function decodeJsonBody(body: Buffer): Result<unknown, GatewayError> {
     return fail(invalidRequest(`The request body is not valid JSON: ${(err as SyntaxError).message}`, undefined, "invalid_json"));
   }
   // Before anything recursive sees it (schemas, JSON.stringify in fingerprints and cache keys).
-  const deep = tooDeep(json);
+  const deep = fewBrackets(body) ? undefined : tooDeep(json);
   if (deep) return fail(invalidRequest(deep.message, deep.param || undefined, "json_too_deep"));
   return ok(json);
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MAX_JSON_DEPTH, tooDeep } from "./json-depth.ts";
+import { fewBrackets, MAX_JSON_DEPTH, tooDeep } from "./json-depth.ts";
+import { decodeJsonBody } from "./json-body.ts";
 
 /** `{"a":{"a":…{}}}` with `levels` objects (the outer one included), as text. */
 function nested(levels: number, key = "a"): string {
@@ -25,4 +26,18 @@ test("arrays count as levels too, and wide documents are fine", () => {
   assert.equal(tooDeep(wide), undefined);
   assert.equal(tooDeep("just a string"), undefined);
   assert.equal(tooDeep(null), undefined);
+});
+
+test("fewBrackets: at most the limit's opening brackets skips the walk; any more (strings included) walks", () => {
+  assert.equal(fewBrackets(Buffer.from(nested(MAX_JSON_DEPTH))), true);
+  assert.equal(fewBrackets(Buffer.from(nested(MAX_JSON_DEPTH + 1))), false);
+  assert.equal(fewBrackets(Buffer.from(`{"x":${"[".repeat(MAX_JSON_DEPTH)}${"]".repeat(MAX_JSON_DEPTH)}}`)), false);
+  assert.equal(fewBrackets(Buffer.from(`{"s":"${"{[".repeat(40)}"}`)), false);
+  assert.equal(fewBrackets(Buffer.from('{"model":"m","messages":[{"role":"user","content":"x"}]}')), true);
+});
+
+test("decodeJsonBody refuses a body nested past the limit, whether or not its brackets are few", () => {
+  const deep = decodeJsonBody(Buffer.from(nested(MAX_JSON_DEPTH + 1)));
+  assert.equal(deep.ok ? undefined : deep.errors[0]?.code, "json_too_deep");
+  assert.equal(decodeJsonBody(Buffer.from(nested(MAX_JSON_DEPTH))).ok, true);
 });

@@ -31,6 +31,18 @@ function joinPath(segments: readonly string[]): string {
 }
 
 /**
+ * Whether `text` holds at most `max` opening brackets (`{`, `[`), counted natively: JSON with no
+ * more than that cannot nest past `max`, so its walk can be skipped. Brackets inside strings count
+ * too, which only errs towards walking.
+ */
+export function fewBrackets(text: Buffer, max = MAX_JSON_DEPTH): boolean {
+  let n = 0;
+  for (let i = text.indexOf(0x7b); i >= 0 && n <= max; i = text.indexOf(0x7b, i + 1)) n++;
+  for (let i = text.indexOf(0x5b); i >= 0 && n <= max; i = text.indexOf(0x5b, i + 1)) n++;
+  return n <= max;
+}
+
+/**
  * The field nesting past `max` in parsed JSON, or undefined. Iterative (a recursive walk would
  * overflow on the very input it looks for); it stops at the first frame past the limit.
  */

@@ -84,16 +84,17 @@ export class FrontDoorHandler {
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = req.url ?? "/";
-    const bare = path.split("?")[0];
+    const query = path.indexOf("?");
+    const bare = query < 0 ? path : path.slice(0, query);
     if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) return sendJson(res, 200, { status: "ok" });
     if (req.method === "GET" && bare === "/v1/models") return sendJson(res, 200, this.models());
-    if (this.devices && bare?.startsWith("/v1/device/")) return this.devices.handle(req, res);
-    if (bare?.startsWith(CONVERSATIONS_PATH)) {
+    if (this.devices && bare.startsWith("/v1/device/")) return this.devices.handle(req, res);
+    if (bare.startsWith(CONVERSATIONS_PATH)) {
       const answer = await conversationApi(req, bare, this.deps.conversations, this.deps.governance);
       return "error" in answer ? sendError(res, answer.error) : sendJson(res, answer.status, answer.body);
     }
     if (!endpointFor(path)) {
-      return sendError(res, new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare ?? "/"})`, { code: "unknown_url" }));
+      return sendError(res, new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare || "/"})`, { code: "unknown_url" }));
     }
     await this.proxy(req, res, path);
   }
