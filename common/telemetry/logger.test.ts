@@ -76,6 +76,37 @@ test("createLogger: an idle logger writes nothing (no empty flush every interval
   assert.equal(run.stderr.trim(), "1", "one write for the one line, none while idle");
 });
 
+test("createLogger: lines logged while a write is in flight are written once it ends, not left waiting for the next line", async () => {
+  // Every write takes 200 ms (a slow reader): a line, then three more 50 ms later while its write
+  // is in flight, then nothing. The three are under a batch, and their flush interval ends while
+  // the first write is still out: they must leave on their own, not with the exit flush 5 s on.
+  const script = `
+    import fs from "node:fs";
+    const write = fs.write;
+    fs.write = (...args) => {
+      const done = args.pop();
+      write(...args, (...result) => setTimeout(() => done(...result), 200));
+    };
+    const { createLogger } = await import(${JSON.stringify(LOGGER)});
+    const log = createLogger("info", "t");
+    log.info({ first: true }, "line");
+    setTimeout(() => { for (let i = 0; i < 3; i++) log.info({ i }, "behind"); }, 50);
+    setTimeout(() => process.exit(0), 5_000);
+  `;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  let text = "";
+  let firstAt = 0;
+  const lastAt = await new Promise<number>((resolve) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      if (firstAt === 0 && text.includes('"first"')) firstAt = performance.now();
+      if ((text.match(/"behind"/g) ?? []).length === 3) resolve(performance.now());
+    });
+  });
+  child.kill("SIGKILL");
+  assert.ok(lastAt - firstAt < 2_000, `the three lines came ${(lastAt - firstAt).toFixed(0)} ms after the first`);
+});
+
 test("createLogger: a reader that stalls costs dropped lines, counted, never a blocked event loop", async () => {
   // Nobody reads stdout while 40 MB of lines are logged: the pipe fills, 16 MiB wait, the rest are dropped and counted.
   const script = `

@@ -43,24 +43,36 @@ export function createLogger(level: string, component = "gearbox"): Logger {
     maxWrite: 2 * LOG_BATCH_BYTES,
     contentMode: "buffer",
   });
-  destination.on("drop", () => void logStats.dropped++);
+  // Bytes taken and not yet written: the flush timer runs while there are any. A flush while a
+  // write is in flight does nothing (and sonic-boom leaves what is under a batch after that write
+  // waiting), so the timer keeps coming back until all is out.
+  let pending = 0;
+  destination.on("drop", (line: Buffer) => {
+    logStats.dropped++;
+    pending -= line.length;
+  });
+  destination.on("write", (n: number) => void (pending -= n));
   const writeBuffer = destination.write.bind(destination) as unknown as (line: Buffer) => boolean;
-  const write = (line: string) => writeBuffer(Buffer.from(line, "utf8"));
   let flushing: NodeJS.Timeout | undefined;
   const flush = () => {
     flushing = undefined;
+    if (pending <= 0) return;
     try {
       destination.flush();
     } catch {
-      // The destination was closed: nothing more is written.
+      return; // The destination was closed: nothing more is written.
     }
+    arm();
+  };
+  const arm = () => {
+    flushing = setTimeout(flush, LOG_FLUSH_MS);
+    flushing.unref();
   };
   destination.write = (line: string): boolean => {
-    const written = write(line);
-    if (flushing === undefined) {
-      flushing = setTimeout(flush, LOG_FLUSH_MS);
-      flushing.unref();
-    }
+    const bytes = Buffer.from(line, "utf8");
+    pending += bytes.length;
+    const written = writeBuffer(bytes);
+    if (flushing === undefined) arm();
     return written;
   };
   return pino({ level, base: { component }, timestamp: isoTime }, destination);
