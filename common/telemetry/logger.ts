@@ -52,6 +52,9 @@ export function createLogger(level: string, component = "gearbox"): Logger {
     pending -= line.length;
   });
   destination.on("write", (n: number) => void (pending -= n));
+  // A failed write (pino stops logging on EPIPE: the reader is gone) ends the retries: the timer
+  // would otherwise try again every interval with nothing that can succeed.
+  destination.on("error", () => void (pending = 0));
   const writeBuffer = destination.write.bind(destination) as unknown as (line: Buffer) => boolean;
   let flushing: NodeJS.Timeout | undefined;
   const flush = () => {
