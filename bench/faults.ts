@@ -41,7 +41,8 @@ async function main(): Promise<void> {
     ["control plane", () => controlPlaneRestarted(lab, { rate, seconds: 12 })],
     ["ext_proc allow", () => extProcRestarted(lab, { rate, seconds: 12 }, true)],
     ["ext_proc deny", () => extProcRestarted(lab, { rate, seconds: 12 }, false)],
-    ["memory", () => memoryOverFaults(lab, numberArg("memory-requests", 40_000))],
+    // Long enough (~30 s here) to outlast two of the runaway check's 10 s windows: its counters fill in that time, then level.
+    ["memory", () => memoryOverFaults(lab, numberArg("memory-requests", 100_000))],
   ];
   const rows: Row[] = [];
   try {

@@ -59,6 +59,8 @@ export interface GatewaySpec {
   /** Raw YAML appended (edge agents, xds address…). */
   extra?: string;
   ports?: Ports;
+  /** Memory read after a full collection (`GatewayProcess.memory({ collected: true })`). */
+  collectOnSignal?: boolean;
 }
 
 export interface StartedGateway {
@@ -128,7 +130,15 @@ export async function startGateway(lab: Lab, spec: GatewaySpec): Promise<Started
     ...(spec.redis && { REDIS_URL: spec.redis.url }),
   };
   const { yaml, notes } = buildConfig(lab, spec, ports, env);
-  const gateway = await startGatewayProcess({ dir: lab.dir, name: spec.name, mode: spec.mode ?? "extproc", ports, yaml, env });
+  const gateway = await startGatewayProcess({
+    dir: lab.dir,
+    name: spec.name,
+    mode: spec.mode ?? "extproc",
+    ports,
+    yaml,
+    env,
+    ...(spec.collectOnSignal && { collectOnSignal: true }),
+  });
   const headers: Record<string, string> = {};
   if (spec.tenantRps !== undefined) headers.authorization = `Bearer ${await createCallKey(gateway, adminKey)}`;
   return { gateway, headers, notes };

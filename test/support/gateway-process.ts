@@ -15,6 +15,7 @@ import { freePort } from "../../common/net/free-port.ts";
 import { parseConfigText, resolveConfig } from "../../extproc/config/load.ts";
 
 const GEARBOX = fileURLToPath(new URL("../../bin/gearbox.mjs", import.meta.url));
+const COLLECT_ON_SIGNAL = fileURLToPath(new URL("./collect-on-signal.mjs", import.meta.url));
 
 export interface Ports {
   extproc: number;
@@ -36,7 +37,8 @@ export interface GatewayProcess {
   readonly extProcAddress: string;
   /** Every JSON line the process wrote (request log included), parsed, across restarts. */
   readonly logs: Record<string, unknown>[];
-  memory(): Promise<Memory>;
+  /** RSS and V8 heap in use, from its `/metrics`; `collected` (a process started with `collectOnSignal`): after a full collection. */
+  memory(options?: { collected?: boolean }): Promise<Memory>;
   /** Sends `signal` and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same ports and waits until it serves. */
@@ -85,6 +87,8 @@ export async function startGatewayProcess(options: {
   ports: Ports;
   yaml: string;
   env: Record<string, string>;
+  /** Started with `--expose-gc` and a SIGUSR2 handler that runs a full collection (`memory({ collected: true })`). */
+  collectOnSignal?: boolean;
 }): Promise<GatewayProcess> {
   const file = path.join(options.dir, `${options.name}.yaml`);
   writeFileSync(file, options.yaml);
@@ -95,7 +99,8 @@ export async function startGatewayProcess(options: {
 
   const start = async (): Promise<void> => {
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GEARBOX_CONFIG: file, ...options.env };
-    const spawned = spawn(process.execPath, [GEARBOX, options.mode], { env, stdio: ["ignore", "pipe", "inherit"] });
+    const args = options.collectOnSignal ? ["--expose-gc", "--import", COLLECT_ON_SIGNAL, GEARBOX, options.mode] : [GEARBOX, options.mode];
+    const spawned = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "inherit"] });
     child = spawned;
     createInterface({ input: spawned.stdout }).on("line", (line) => {
       if (!line.startsWith("{")) return;
@@ -119,7 +124,12 @@ export async function startGatewayProcess(options: {
     url,
     extProcAddress: `127.0.0.1:${options.ports.extproc}`,
     logs,
-    async memory() {
+    async memory({ collected = false } = {}) {
+      if (collected) {
+        if (!options.collectOnSignal) throw new Error("memory({ collected }) needs a process started with collectOnSignal");
+        child?.kill("SIGUSR2");
+        await sleep(500); // the handler runs on the event loop; a full collection of ~100 MB takes tens of ms
+      }
       const text = await (await fetch(metricsUrl)).text();
       return { rssMb: metric(text, "gearbox_process_resident_memory_bytes") / 2 ** 20, heapMb: metric(text, "gearbox_nodejs_heap_size_used_bytes") / 2 ** 20 };
     },
