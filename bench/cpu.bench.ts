@@ -30,12 +30,12 @@
  * measured this way the A/A stays within a few per cent (bench/RESULTS.md).
  */
 import { readFileSync, mkdtempSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { median, numberArg, runBench, startProcess, startRole } from "./processes.ts";
+import { freePort, freePorts } from "../common/net/free-port.ts";
 import type { Result, Run } from "./cpu/client.ts";
 
 const ROUNDS = numberArg("rounds", 3);
@@ -55,24 +55,6 @@ function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS; // utime, stime (fields 14, 15)
 }
-
-/** `n` distinct free ports: every listener is held until all are taken (closed one by one, the OS could hand one out twice). */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer().listen(0, "127.0.0.1", () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
-
-const freePort = async (): Promise<number> => (await freePorts(1))[0] as number;
 
 async function until(ok: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -174,7 +156,8 @@ async function scenario(client: Client, title: string, targets: Target[], concur
  * bench warmed up with before, the first measured scenario paid for them. JSON and streams both,
  * every target alike.
  */
-const WARM_UP = { json: numberArg("warm-up", 5000), stream: Math.ceil(numberArg("warm-up", 5000) / 2) };
+const WARM_UP_JSON = numberArg("warm-up", 5000);
+const WARM_UP = { json: WARM_UP_JSON, stream: Math.ceil(WARM_UP_JSON / 2) };
 
 async function warmUp(client: Client, target: Target, concurrency: number): Promise<void> {
   await client.run(target.run(concurrency, WARM_UP.json, false));

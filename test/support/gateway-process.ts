@@ -11,7 +11,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../../common/net/free-port.ts";
+import { freePort, freePorts as distinctPorts } from "../../common/net/free-port.ts";
 import { parseConfigText, resolveConfig } from "../../extproc/config/load.ts";
 
 const GEARBOX = fileURLToPath(new URL("../../bin/gearbox.mjs", import.meta.url));
@@ -48,7 +48,8 @@ export interface GatewayProcess {
 export { freePort };
 
 export async function freePorts(): Promise<Ports> {
-  return { extproc: await freePort(), http: await freePort(), admin: await freePort(), metrics: await freePort(), xds: await freePort() };
+  const [extproc, http, admin, metrics, xds] = (await distinctPorts(5)) as [number, number, number, number, number];
+  return { extproc, http, admin, metrics, xds };
 }
 
 /** The `listen:` section for `ports`. */
