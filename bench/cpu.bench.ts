@@ -13,7 +13,8 @@
  *   npm run bench:cpu [-- --rounds 3 --requests 3000 --portkey /tmp/portkey]
  *
  * `--warm-up N` (default 5,000): JSON requests to each target before any is measured, then N/2
- * streamed ones (`WARM_UP` below says why so many).
+ * streamed ones (`WARM_UP` below says why so many); and before each scenario, one untimed round
+ * per target at the scenario's concurrency.
  *
  * `--portkey DIR`: a directory where `npm install @portkey-ai/gateway@1.15.2` was run; Portkey's
  * gateway is started from it (`--headless`) and driven with its `x-portkey-provider`/
@@ -131,6 +132,11 @@ function medianRow(rows: Row[]): Row {
 async function scenario(client: Client, title: string, targets: Target[], concurrency: number, stream: boolean): Promise<Map<string, Row>> {
   if (ONLY && !ONLY.some((word) => title.includes(word))) return new Map();
   const rows = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
+  // An untimed round per target at this scenario's concurrency first: the client's connections
+  // at this concurrency open here, each costing a proxy a connection to the upstream as well, not
+  // in the first measured round (at 64 clients a first round's p99 was 1.5–4× a steady one's, for
+  // Gearbox and the bare proxy alike; bench/RESULTS.md).
+  for (const target of targets) await client.run(target.run(concurrency, REQUESTS, stream));
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < targets.length; i++) {
       const target = targets[(i + round) % targets.length] as Target;
