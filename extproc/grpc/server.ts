@@ -132,11 +132,18 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
   let pending: Promise<void> | undefined;
   const answer = (message: ProcessingRequest__Output): void | Promise<void> => {
     let phase: RequestPhase = "request_headers";
+    // The answer's last message: the request's record waits until this reply has left.
+    const last = message.request === "response_body" && message.response_body?.end_of_stream === true;
+    if (last) processor.holdRecord();
     const reply = (response: ProcessingResponse) => {
       // Observability mode is send-and-go: Envoy ignores responses, so none are sent.
-      if (idle.released || message.observability_mode) return;
-      idle.touch();
-      call.write(response);
+      if (!idle.released && !message.observability_mode) {
+        idle.touch();
+        call.write(response);
+      }
+      // HTTP/2 sends what was written at the loop's next check phase, before JavaScript's
+      // immediates: the record (limits settled, log line, metrics) is made once the answer left.
+      if (last) setImmediate(() => processor.releaseRecord());
     };
     const fault = (err: unknown) => {
       deps.logger.error({ err, request_id: processor.id, phase }, "ext_proc phase failed");
@@ -187,17 +194,20 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
   });
   call.on("end", () => {
     idle.stop();
-    if (idle.released) return;
+    if (idle.released) return processor.releaseRecord();
     if (pending) void pending.then(() => call.end());
     else call.end();
   });
+  // A stream that ends before its last answer went out still leaves its record.
   call.on("error", (err) => {
     idle.stop();
     processor.abort(`ext_proc stream error: ${err.message}`);
+    processor.releaseRecord();
   });
   call.on("cancelled", () => {
     idle.stop();
     processor.abort("ext_proc stream cancelled by Envoy");
+    processor.releaseRecord();
   });
 }
 

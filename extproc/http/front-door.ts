@@ -187,6 +187,8 @@ export class FrontDoorHandler {
           // The upstream's last bytes (its message complete, nothing left unread) are translated as
           // the end of the stream, as Envoy marks the last data frame: one write with the end.
           ended = upstream.complete && upstream.readableLength === 0;
+          // The last bytes leave before the request's record is made (released in `finally`).
+          if (ended) processor.holdRecord();
           // A streamed chunk is translated synchronously: no extra turn per chunk unless a phase waits.
           const next = processor.responseBody(chunk, ended);
           const step = isPending(next) ? await next : next;
@@ -195,11 +197,14 @@ export class FrontDoorHandler {
           else if (out.length > 0) res.write(out);
         }
         if (ended) return;
+        processor.holdRecord();
         const last = await processor.responseBody(Buffer.alloc(0), true);
         res.end(last.kind === "continue" ? last.mutation?.body : undefined);
         return;
       }
       const raw = target.cloud ? await this.readAllGuarded(upstream, target.cloud) : await readAll(upstream);
+      // The answer leaves before the request's record is made (released in `finally`).
+      processor.holdRecord();
       const step = await processor.responseBody(raw, true);
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
@@ -237,6 +242,9 @@ export class FrontDoorHandler {
     } finally {
       clearTimeout(timer);
       res.off("close", onClose);
+      // Right after the last write, in the same turn: the record (limits settled, log line,
+      // metrics) costs the client no time, and a failure in it is not the call's.
+      processor.releaseRecord();
     }
   }
 

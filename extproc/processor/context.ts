@@ -134,6 +134,9 @@ export class RequestContext {
 
   answer: Answer = { status: 0, headers: {} };
   logged = false;
+  /** While the transport writes the answer (`holdRecord`): `finish` ends the request, `releaseRecord` records it. */
+  private holding = false;
+  private held: { error: GatewayError | undefined } | undefined;
 
   constructor(
     readonly deps: ProcessorDeps,
@@ -189,6 +192,34 @@ export class RequestContext {
   finish(error?: GatewayError): void {
     if (this.logged) return;
     this.logged = true;
+    if (this.holding) this.held = { error };
+    else this.record(error);
+  }
+
+  /**
+   * The transport is about to write the answer: the request's record (its admission settled, its
+   * log line and metrics) waits for `releaseRecord`, so the client's bytes leave first. The
+   * transport releases in the same turn, right after its write, before another request is read:
+   * no other request sees the state any differently.
+   */
+  holdRecord(): void {
+    this.holding = true;
+  }
+
+  /** The answer is written: the held record is made. A failure in it is logged, never the call's. */
+  releaseRecord(): void {
+    this.holding = false;
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    try {
+      this.record(held.error);
+    } catch (err) {
+      this.deps.logger.error({ err, request_id: this.id }, "request record failed");
+    }
+  }
+
+  private record(error: GatewayError | undefined): void {
     const cloud = this.cloud;
     const record = requestRecord({
       requestId: this.id,

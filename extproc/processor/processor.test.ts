@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { pino } from "pino";
 import { parseConfigText, resolveConfig, type GatewayConfig } from "../config/load.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
@@ -167,4 +168,43 @@ test("OpenAI-compatible stream quirks are mended: missing role, tool calls witho
   assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.index, 0);
   assert.equal(events[0]?.choices[0]?.delta.tool_calls[0]?.type, "function");
   assert.equal(events[1]?.choices[0]?.delta.tool_calls[0]?.index, 0, "a delta without index continues the latest call");
+});
+
+test("a held record is made once, at release: the answer's status, not a later abort's 499", () => {
+  const records: { status: number; error_code?: string }[] = [];
+  const p = new RequestProcessor({ runtime: new Runtime(config()), logger: silentLogger(), telemetry: { request: (r) => void records.push(r) } });
+  p.requestHeaders(chatHeaders(), false);
+  sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })));
+  p.responseHeaders({ ":status": "200", "content-type": "application/json" }, false);
+  p.holdRecord();
+  const answer = { choices: [{ index: 0, message: { role: "assistant", content: "Hello" } }], usage: { prompt_tokens: 3, completion_tokens: 1 } };
+  assert.equal(sync(p.responseBody(body(answer), true)).kind, "continue");
+  assert.equal(records.length, 0, "the record waits while the transport writes the answer");
+  p.abort("client disconnected");
+  assert.equal(records.length, 0);
+  p.releaseRecord();
+  assert.deepEqual(
+    records.map((r) => r.status),
+    [200],
+  );
+  p.releaseRecord();
+  assert.equal(records.length, 1, "released once");
+});
+
+test("a record that fails at release is logged, and does not reach the caller", () => {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const telemetry = {
+    request: () => {
+      throw new Error("sink broke");
+    },
+  };
+  const p = new RequestProcessor({ runtime: new Runtime(config()), logger, telemetry });
+  p.requestHeaders(chatHeaders(), false);
+  sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })));
+  p.responseHeaders({ ":status": "200", "content-type": "application/json" }, false);
+  p.holdRecord();
+  sync(p.responseBody(body({ choices: [] }), true));
+  assert.doesNotThrow(() => p.releaseRecord());
+  assert.equal(lines.filter((l) => l.msg === "request record failed").length, 1);
 });

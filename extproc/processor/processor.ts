@@ -93,6 +93,19 @@ export class RequestProcessor {
     return onResponseBody(this.ctx, chunk, endOfStream);
   }
 
+  /**
+   * The answer is about to be written: the request's record waits until `releaseRecord`
+   * (`RequestContext.holdRecord`), which the transport calls right after its write, in the same turn.
+   */
+  holdRecord(): void {
+    this.ctx.holdRecord();
+  }
+
+  /** The answer is written: the record held since `holdRecord` is made now. */
+  releaseRecord(): void {
+    this.ctx.releaseRecord();
+  }
+
   /** The front door retried the call (`resilience/retrying.ts`): `attempt` failed with `cause`. */
   retried(cause: string, attempt: number): void {
     const cloud = this.ctx.cloud;

@@ -12,7 +12,11 @@ import type { Logger } from "../../common/telemetry/logger.ts";
 import { writeRequestLog } from "./request-log.ts";
 
 export interface Telemetry {
-  /** Records one finished request (`config`: the one it ran under). Must not throw or await. */
+  /**
+   * Records one finished request (`config`: the one it ran under). Must not throw or await. Both
+   * transports call it once the answer's last bytes are written (`RequestContext.holdRecord`);
+   * a throw there is logged (`request record failed`) and the answer is unaffected.
+   */
   request(record: RequestRecord, config: GatewayConfig): void;
 }
 

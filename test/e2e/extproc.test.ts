@@ -4,10 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startOpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { startEnvoy, type EnvoyHarness } from "../harness/envoy.ts";
 import { shippedEnvoySettings } from "../support/envoy-settings.ts";
+import { eventually } from "../support/eventually.ts";
+import { brokenTelemetry } from "../support/broken-telemetry.ts";
 import { openAIProviderYaml, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { MAX_REQUEST_BYTES, openAIConformance, PROVIDER_KEY } from "./openai-conformance.ts";
 
@@ -76,6 +79,30 @@ test("ext_proc: a path Gearbox does not handle reaches the upstream byte for byt
     assert.equal(received?.url, "/v1/files?limit=2");
     assert.equal(received?.headers.authorization, "Bearer caller-own");
     assert.deepEqual(received?.body, body);
+  } finally {
+    await envoy.close();
+    await gateway.close();
+    await upstream.close();
+  }
+});
+
+test("ext_proc: the translated answer goes out before its record is made, so a failing record costs the caller nothing", async () => {
+  const upstream = await startOpenAIUpstream({ apiKey: PROVIDER_KEY });
+  const sink = brokenTelemetry();
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(upstream.baseURL), { TEST_PROVIDER_KEY: PROVIDER_KEY }), { telemetry: sink.telemetry });
+  const envoy = await envoyInFront(gateway, upstream.baseURL);
+  try {
+    // An Anthropic client on an OpenAI backend: only Gearbox's last answer makes the body Anthropic's.
+    const client = new Anthropic({ baseURL: envoy.url, apiKey: "app", maxRetries: 0 });
+    const message = await client.messages.create({ model: "gpt-4.1-nano", max_tokens: 64, messages: [{ role: "user", content: "Hi" }] });
+    assert.equal(message.type, "message");
+    assert.ok(message.content.some((block) => block.type === "text" && block.text.length > 0));
+    const stream = client.messages.stream({ model: "gpt-4.1-nano", max_tokens: 64, messages: [{ role: "user", content: "Hi again" }] });
+    const final = await stream.finalMessage();
+    assert.equal(final.type, "message");
+    await eventually(() => sink.handed === 2, "both requests handed to telemetry");
+    assert.equal(gateway.logs.filter((l) => l.msg === "request record failed").length, 2);
+    assert.equal(envoy.stats.streamErrors, 0);
   } finally {
     await envoy.close();
     await gateway.close();

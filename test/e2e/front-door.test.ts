@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import OpenAI from "openai";
 import { startOpenAIUpstream } from "../emulators/openai-upstream.ts";
+import { brokenTelemetry } from "../support/broken-telemetry.ts";
 import { openAIProviderYaml, startTestGateway, testConfig } from "../support/gateway.ts";
 import { MAX_REQUEST_BYTES, openAIConformance, PROVIDER_KEY } from "./openai-conformance.ts";
 
@@ -210,5 +211,25 @@ test("front door: GET on a POST endpoint → 405 with allow", async () => {
     assert.equal(res.headers.get("allow"), "POST");
   } finally {
     await gateway.close();
+  }
+});
+
+test("front door: the answer leaves before its record is made, so a failing record costs the caller nothing", async () => {
+  const upstream = await startOpenAIUpstream({ apiKey: PROVIDER_KEY });
+  const sink = brokenTelemetry();
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(upstream.baseURL), { TEST_PROVIDER_KEY: PROVIDER_KEY }), { telemetry: sink.telemetry });
+  try {
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    const answer = await client.chat.completions.create({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "Hi" }] });
+    assert.equal(answer.object, "chat.completion");
+    const stream = await client.chat.completions.create({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "Hi again" }], stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    assert.ok(text.length > 0);
+    assert.equal(sink.handed, 2, "each request was still handed to telemetry, after its answer");
+    assert.equal(gateway.logs.filter((l) => l.msg === "request record failed").length, 2);
+  } finally {
+    await gateway.close();
+    await upstream.close();
   }
 });
