@@ -198,9 +198,10 @@ export class RequestContext {
 
   /**
    * The transport is about to write the answer: the request's record (its admission settled, its
-   * log line and metrics) waits for `releaseRecord`, so the client's bytes leave first. The
-   * transport releases in the same turn, right after its write, before another request is read:
-   * no other request sees the state any differently.
+   * log line and metrics) waits for `releaseRecord`, so the client's bytes leave first. The front
+   * door releases right after its write, in the same turn, before it reads anything else; ext_proc
+   * once HTTP/2 has sent the reply, in the same turn of the event loop. Other requests see the
+   * state at most one turn later than before, never a request counted twice or lost.
    */
   holdRecord(): void {
     this.holding = true;

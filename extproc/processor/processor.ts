@@ -95,7 +95,7 @@ export class RequestProcessor {
 
   /**
    * The answer is about to be written: the request's record waits until `releaseRecord`
-   * (`RequestContext.holdRecord`), which the transport calls right after its write, in the same turn.
+   * (`RequestContext.holdRecord`), which the transport calls once its write has gone out.
    */
   holdRecord(): void {
     this.ctx.holdRecord();
