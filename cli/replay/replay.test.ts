@@ -12,6 +12,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../../test/emulators/openai-upstream.ts";
+import { eventually } from "../../test/support/eventually.ts";
 import { freePorts, listenYaml, startGatewayProcess, type GatewayProcess } from "../../test/support/gateway-process.ts";
 
 const GEARBOX = fileURLToPath(new URL("../../bin/gearbox.mjs", import.meta.url));
@@ -125,6 +126,8 @@ describe("gearbox replay", () => {
         rows.map((r) => r.replay_line),
         VALID,
       );
+      // The gateway writes its log asynchronously, in batches (up to 20 ms after the answer left).
+      await eventually(() => rows.every((row) => logOf(row.request_id)), "a request log line for every replayed request", 5000).catch(() => undefined);
       for (const row of rows) {
         assert.equal(row.status, 200, JSON.stringify(row));
         assert.equal(row.target, via === "front door" ? "front_door" : "ext_proc");
@@ -213,13 +216,10 @@ describe("gearbox replay", () => {
     const rows = results(out);
     assert.equal(rows.length, 2);
     assert.ok(rows.every((r) => r.shadow === true && r.status === 0 && r.error === undefined));
-    const deadline = Date.now() + 5000;
-    let shadowed: Record<string, unknown>[] = [];
-    while (Date.now() < deadline) {
-      shadowed = gateway.logs.slice(before).filter((l) => l.msg === "request" && l.shadow === true);
-      if (shadowed.length >= 2) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const shadowedLines = () => gateway.logs.slice(before).filter((l) => l.msg === "request" && l.shadow === true);
+    const shadowed = await eventually(() => shadowedLines().length >= 2 && shadowedLines(), "two shadowed request log lines", 5000).catch(() =>
+      shadowedLines(),
+    );
     assert.equal(shadowed.length, 2, JSON.stringify(gateway.logs.slice(before)));
     assert.ok(shadowed.every((l) => l.shadow_route === "cloud"));
   });
