@@ -302,7 +302,7 @@ async function main(): Promise<void> {
   const g = "Gearbox front door";
   const bare = "bare proxy";
   const cpu = (s: Map<string, Row>, target: string) => s.get(target)?.cpuPerRequestMs;
-  // Each figure beside the same run's baseline: the bare proxy's own cost moves ~1.7× between runs
+  // Each figure beside the same run's baseline: the bare proxy's own cost moved up to ~3× between sessions
   // on this shared machine, the ratio far less (bench/RESULTS.md, issue 25).
   const times = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? `${(a / b).toFixed(2)}×` : "–");
   const lines = ["\n### Against the goals\n"];

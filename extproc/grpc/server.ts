@@ -194,7 +194,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
   });
   call.on("end", () => {
     idle.stop();
-    if (idle.released) return processor.releaseRecord();
+    if (idle.released) return;
     if (pending) void pending.then(() => call.end());
     else call.end();
   });

@@ -6,6 +6,7 @@ import { silentLogger } from "../../common/telemetry/logger.ts";
 import type { Outcome } from "./outcome.ts";
 import { RequestProcessor } from "./processor.ts";
 import { Runtime } from "../runtime/runtime.ts";
+import { brokenTelemetry } from "../../test/support/broken-telemetry.ts";
 
 /** Phases without a cloud upgrade answer synchronously. */
 function sync(outcome: Outcome | Promise<Outcome>): Outcome {
@@ -194,12 +195,7 @@ test("a held record is made once, at release: the answer's status, not a later a
 test("a record that fails at release is logged, and does not reach the caller", () => {
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-  const telemetry = {
-    request: () => {
-      throw new Error("sink broke");
-    },
-  };
-  const p = new RequestProcessor({ runtime: new Runtime(config()), logger, telemetry });
+  const p = new RequestProcessor({ runtime: new Runtime(config()), logger, telemetry: brokenTelemetry().telemetry });
   p.requestHeaders(chatHeaders(), false);
   sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })));
   p.responseHeaders({ ":status": "200", "content-type": "application/json" }, false);

@@ -9,7 +9,8 @@ import { after, before, test } from "node:test";
 import { runEdgeAgent } from "../../edge-agent/main.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { EdgeRegistry } from "../../xds/registry/registry.ts";
-import { eventually, startRegistryServer, type RegistryServer } from "./registry-support.ts";
+import { startRegistryServer, type RegistryServer } from "./registry-support.ts";
+import { eventually } from "../support/eventually.ts";
 
 const logger = silentLogger();
 const ENV = { GEARBOX_LOG_LEVEL: "silent" };

@@ -14,7 +14,8 @@
  */
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { EdgeRegistry } from "../../xds/registry/registry.ts";
-import { eventually, helloFor, openRaw, registryClient, startRegistryServer, type RawAgent, type RegistryClient } from "./registry-support.ts";
+import { helloFor, openRaw, registryClient, startRegistryServer, type RawAgent, type RegistryClient } from "./registry-support.ts";
+import { eventually } from "../support/eventually.ts";
 
 const [cyclesArg = "3000", warmupArg = "300", flag] = process.argv.slice(2);
 const gc = globalThis.gc;

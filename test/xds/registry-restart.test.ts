@@ -12,7 +12,8 @@ import type { ModelRegistry } from "../../edge-agent/registry.ts";
 import { silentLogger } from "../../common/telemetry/logger.ts";
 import { assignmentVersion, type ModelSpec } from "../../xds/registry/assignment.ts";
 import { EdgeRegistry } from "../../xds/registry/registry.ts";
-import { countingRegistry, eventually, startRegistryServer, type RegistryServer } from "./registry-support.ts";
+import { countingRegistry, startRegistryServer, type RegistryServer } from "./registry-support.ts";
+import { eventually } from "../support/eventually.ts";
 
 const logger = silentLogger();
 let fixture: TinyFixture;

@@ -15,7 +15,6 @@ import { assignmentVersion, type ModelSpec } from "../../xds/registry/assignment
 import { EdgeRegistry, type RegistryChange } from "../../xds/registry/registry.ts";
 import {
   countingRegistry,
-  eventually,
   helloFor,
   openRaw,
   registryClient,
@@ -24,6 +23,7 @@ import {
   type RegistryClient,
   type RegistryServer,
 } from "./registry-support.ts";
+import { eventually } from "../support/eventually.ts";
 
 const logger = silentLogger();
 let fixture: TinyFixture;

@@ -113,5 +113,3 @@ export function countingRegistry(fixture: TinyFixture): { registry: ModelRegistr
   );
   return { registry, loads };
 }
-
-export { eventually } from "../support/eventually.ts";
