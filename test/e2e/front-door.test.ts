@@ -1,8 +1,9 @@
 /** The conformance suite through the HTTP front door, plus front-door-only behaviour. */
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { test } from "node:test";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startOpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { brokenTelemetry } from "../support/broken-telemetry.ts";
@@ -197,6 +198,54 @@ test("front door: a stream whose every event and end arrive in one read is answe
     const record = gateway.logs.find((l) => l.msg === "request");
     assert.equal(record?.status, 200);
     assert.equal(record?.output_tokens, 2);
+  } finally {
+    await gateway.close();
+    await provider.close();
+  }
+});
+
+/** What the gateway's listening `port` writes to its clients, one string per socket write, while `body` runs. */
+async function writesFrom<T>(port: number, body: () => Promise<T>): Promise<{ writes: string[]; value: T }> {
+  type Written = { chunk: Buffer | string }[];
+  const proto = net.Socket.prototype as unknown as {
+    _write: (this: net.Socket, chunk: Buffer | string, encoding: string, cb: () => void) => void;
+    _writev: (this: net.Socket, chunks: Written, cb: () => void) => void;
+  };
+  const { _write, _writev } = proto;
+  const writes: string[] = [];
+  proto._write = function (chunk, encoding, cb) {
+    if (this.localPort === port) writes.push(String(chunk));
+    _write.call(this, chunk, encoding, cb);
+  };
+  proto._writev = function (chunks, cb) {
+    if (this.localPort === port) writes.push(chunks.map((c) => String(c.chunk)).join(""));
+    _writev.call(this, chunks, cb);
+  };
+  try {
+    return { writes, value: await body() };
+  } finally {
+    Object.assign(proto, { _write, _writev });
+  }
+}
+
+test("front door: of a provider's burst, the first event leaves in its own write, before the rest is translated", async () => {
+  // The whole stream in one write from the provider; an Anthropic client, so every event is translated.
+  const provider = await streamingProvider((res, events) => res.end(events.join("")));
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(provider.url), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const anthropic = new Anthropic({ baseURL: gateway.baseURL.replace(/\/v1$/, ""), apiKey: "app", maxRetries: 0 });
+    const { writes, value: text } = await writesFrom(Number(new URL(gateway.baseURL).port), async () => {
+      let text = "";
+      for await (const event of anthropic.messages.stream({ model: "m", max_tokens: 16, messages: [{ role: "user", content: "x" }] }))
+        if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
+      return text;
+    });
+    assert.equal(text, "Hello");
+    assert.ok(writes.length >= 2, `${writes.length} write(s)`);
+    // The first write: the headers and the first event's translation ("Hel"), nothing of the second event.
+    assert.match(writes[0] ?? "", /^HTTP\/1\.1 200[\s\S]*event: message_start[\s\S]*"text":"Hel"/);
+    assert.doesNotMatch(writes[0] ?? "", /"text":"lo"|message_stop/);
+    assert.match(writes.slice(1).join(""), /"text":"lo"[\s\S]*event: message_stop/);
   } finally {
     await gateway.close();
     await provider.close();
