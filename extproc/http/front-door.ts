@@ -13,7 +13,6 @@ import { conversationApi, CONVERSATIONS_PATH } from "./conversation-api.ts";
 import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
 import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
-import { isPending } from "../../common/step.ts";
 import { CallAbort, type Abortable } from "../../common/net/call-abort.ts";
 import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
 import { destination, readAll, sendUpstream, type Destination } from "./upstream-client.ts";
@@ -21,6 +20,7 @@ import type { Provider } from "../providers/provider.ts";
 import { withRetries } from "../resilience/retrying.ts";
 import { timeoutsOf, upstreamTimeout } from "../resilience/timeouts.ts";
 import { idleGuarded, readAllGuarded } from "../resilience/idle-guard.ts";
+import { relayStream } from "./stream-relay.ts";
 import { LOCAL_REPLY } from "../resilience/failure-cause.ts";
 
 export type FrontDoor = Listening;
@@ -45,24 +45,6 @@ function sendJson(res: http.ServerResponse, status: number, value: unknown): voi
 }
 
 /** Reads the request body up to `limit` bytes; over it, rejects with 413 without reading on. */
-/** Writes what the response phase made of a streamed chunk (`end`: with the stream's end). */
-function relayed(res: http.ServerResponse, step: Outcome, chunk: Buffer, end: boolean): void {
-  const out = step.kind === "continue" ? (step.mutation?.body ?? chunk) : Buffer.alloc(0);
-  if (end) res.end(out.length > 0 ? out : undefined);
-  else if (out.length > 0) res.write(out);
-}
-
-/**
- * Where a chunk's first server-sent event ends (just past its blank line, `\n\n` or `\r\n\r\n`),
- * or -1 when the chunk holds no more than one event.
- */
-export function firstEventEnd(chunk: Buffer): number {
-  const lf = chunk.indexOf("\n\n");
-  const crlf = chunk.indexOf("\r\n\r\n");
-  const end = lf !== -1 && (crlf === -1 || lf < crlf) ? lf + 2 : crlf !== -1 ? crlf + 4 : -1;
-  return end !== -1 && end < chunk.length ? end : -1;
-}
-
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -199,43 +181,7 @@ export class FrontDoorHandler {
         // The headers leave at once only when no chunk is here to carry them (a provider answers
         // its headers before its first token): else they go with the first chunk, one write.
         if (upstream.readableLength === 0) res.flushHeaders();
-        let ended = false;
-        let first = true;
-        // A streamed chunk is translated synchronously: no extra turn per chunk unless a phase waits.
-        const relay = (chunk: Buffer, end: boolean): void | Promise<void> => {
-          // The last bytes leave before the request's record is made (released in `finally`).
-          if (end) processor.holdRecord();
-          const next = processor.responseBody(chunk, end);
-          if (!isPending(next)) return relayed(res, next, chunk, end);
-          return next.then((step) => relayed(res, step, chunk, end));
-        };
-        for await (const chunk of this.idleGuarded(upstream, target.cloud)) {
-          if (ended) continue;
-          // The upstream's last bytes (its message complete, nothing left unread) are translated as
-          // the end of the stream, as Envoy marks the last data frame: one write with the end.
-          ended = upstream.complete && upstream.readableLength === 0;
-          let rest = chunk;
-          if (first) {
-            first = false;
-            // Events that arrived together (a provider's burst, or a read that fell behind): the
-            // first one leaves on its own before the others are translated, so the client's first
-            // token does not wait for the rest of the burst. One more write per stream, no more.
-            const cut = firstEventEnd(chunk);
-            if (cut !== -1) {
-              const head = relay(chunk.subarray(0, cut), false);
-              if (head) await head;
-              // A chunked write corks the socket until the next tick: uncorked here, the event leaves now.
-              res.uncork();
-              rest = chunk.subarray(cut);
-            }
-          }
-          const step = relay(rest, ended);
-          if (step) await step;
-        }
-        if (ended) return;
-        processor.holdRecord();
-        const last = await processor.responseBody(Buffer.alloc(0), true);
-        res.end(last.kind === "continue" ? last.mutation?.body : undefined);
+        await relayStream(res, processor, upstream, this.idleGuarded(upstream, target.cloud));
         return;
       }
       const raw = target.cloud ? await this.readAllGuarded(upstream, target.cloud) : await readAll(upstream);

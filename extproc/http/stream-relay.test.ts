@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { firstEventEnd } from "./front-door.ts";
+import { firstEventEnd } from "./stream-relay.ts";
 
 test("firstEventEnd: just past the first event's blank line, LF or CRLF, when another event follows", () => {
   const two = Buffer.from('data: {"a":1}\n\ndata: {"b":2}\n\n');
