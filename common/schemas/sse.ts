@@ -52,7 +52,7 @@ export class SseParser {
 }
 
 /** Index just past the blank line ending the event that starts at `from`, or -1. */
-function findEventEnd(buf: Buffer, from: number): number {
+export function findEventEnd(buf: Buffer, from: number): number {
   let i = buf.indexOf(LF, from);
   while (i >= 0 && i + 1 < buf.length) {
     const next = buf[i + 1];

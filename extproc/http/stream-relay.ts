@@ -12,6 +12,7 @@
  */
 import type http from "node:http";
 import { isPending } from "../../common/step.ts";
+import { findEventEnd } from "../../common/schemas/sse.ts";
 import type { Outcome } from "../processor/outcome.ts";
 import type { RequestProcessor } from "../processor/processor.ts";
 
@@ -65,12 +66,10 @@ function written(res: http.ServerResponse, step: Outcome, chunk: Buffer, end: bo
 }
 
 /**
- * Where a chunk's first server-sent event ends (just past its blank line, `\n\n` or `\r\n\r\n`),
- * or -1 when the chunk holds no more than one event.
+ * Where a chunk's first server-sent event ends (just past its blank line, as `SseParser` frames
+ * events), or -1 when the chunk holds no more than one event.
  */
 export function firstEventEnd(chunk: Buffer): number {
-  const lf = chunk.indexOf("\n\n");
-  const crlf = chunk.indexOf("\r\n\r\n");
-  const end = lf !== -1 && (crlf === -1 || lf < crlf) ? lf + 2 : crlf !== -1 ? crlf + 4 : -1;
+  const end = findEventEnd(chunk, 0);
   return end !== -1 && end < chunk.length ? end : -1;
 }
