@@ -96,6 +96,9 @@ interface Row {
   p50: number;
   p99: number;
   firstByteP50: number;
+  /** The first byte's way there (client → upstream's read) and back (→ client), p50 ms. */
+  thereP50: number;
+  backP50: number;
   cpuPerRequestMs: number;
   errors: number;
 }
@@ -112,6 +115,8 @@ async function measure(client: Client, target: Target, concurrency: number, requ
     p50: pct(r.latencies, 0.5),
     p99: pct(r.latencies, 0.99),
     firstByteP50: pct(r.firstBytes, 0.5),
+    thereP50: pct(r.there, 0.5),
+    backP50: pct(r.back, 0.5),
     cpuPerRequestMs: cpu / r.requests,
     errors: r.errors,
   };
@@ -124,6 +129,8 @@ function medianRow(rows: Row[]): Row {
     p50: m("p50"),
     p99: m("p99"),
     firstByteP50: m("firstByteP50"),
+    thereP50: m("thereP50"),
+    backP50: m("backP50"),
     cpuPerRequestMs: m("cpuPerRequestMs"),
     errors: rows.reduce((s, r) => s + r.errors, 0),
   };
@@ -145,11 +152,11 @@ async function scenario(client: Client, title: string, targets: Target[], concur
   }
   const out = new Map([...rows].map(([name, rs]) => [name, medianRow(rs)]));
   console.log(`\n### ${title}\n`);
-  console.log("| target | req/s | p50 ms | p99 ms |" + (stream ? " first byte p50 ms |" : "") + " CPU ms/request | errors |");
-  console.log("|---|---:|---:|---:|" + (stream ? "---:|" : "") + "---:|---:|");
+  console.log("| target | req/s | p50 ms | p99 ms |" + (stream ? " first byte p50 ms | there p50 ms | back p50 ms |" : "") + " CPU ms/request | errors |");
+  console.log("|---|---:|---:|---:|" + (stream ? "---:|---:|---:|" : "") + "---:|---:|");
   for (const [name, r] of out)
     console.log(
-      `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |${stream ? ` ${r.firstByteP50.toFixed(2)} |` : ""} ${r.cpuPerRequestMs.toFixed(3)} | ${r.errors} |`,
+      `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |${stream ? ` ${r.firstByteP50.toFixed(2)} | ${r.thereP50.toFixed(2)} | ${r.backP50.toFixed(2)} |` : ""} ${r.cpuPerRequestMs.toFixed(3)} | ${r.errors} |`,
     );
   return out;
 }
@@ -324,10 +331,11 @@ async function main(): Promise<void> {
     lines.push(
       `- front door CPU per 20-chunk stream: ${cpu(stream16, g)?.toFixed(3)} ms (goal ≤ 0.4); bare proxy ${cpu(stream16, bare)?.toFixed(3)} ms; Gearbox ÷ bare proxy ${times(cpu(stream16, g), cpu(stream16, bare))}`,
     );
-  const directFirst = first.get("direct (no proxy)")?.firstByteP50;
-  if (directFirst !== undefined) {
-    const over = (target: string) => ((first.get(target)?.firstByteP50 ?? NaN) - directFirst).toFixed(2);
-    lines.push(`- streaming first byte over direct: ${over(g)} ms (goal ≤ 0.5); bare proxy ${over(bare)} ms`);
+  const directRow = first.get("direct (no proxy)");
+  if (directRow) {
+    const over = (target: string, k: "firstByteP50" | "thereP50" | "backP50" = "firstByteP50") => ((first.get(target)?.[k] ?? NaN) - directRow[k]).toFixed(2);
+    const ways = (target: string) => `there +${over(target, "thereP50")}, back +${over(target, "backP50")}`;
+    lines.push(`- streaming first byte over direct: ${over(g)} ms (goal ≤ 0.5; ${ways(g)}); bare proxy ${over(bare)} ms (${ways(bare)})`);
   }
   const pk = "Portkey 1.15.2";
   if (PORTKEY)

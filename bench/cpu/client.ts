@@ -5,7 +5,9 @@
  * - `http`: closed-loop keep-alive HTTP/1.1 load, `concurrency` workers. Every request carries a
  *   different prompt (a counter in the user message), so Gearbox's runaway check — on by
  *   default, it answers a caller's 11th identical request from the last answer — never turns the
- *   measured path into a replay. Streams are read to the end; the first body byte's time is kept.
+ *   measured path into a replay. Streams are read to the end; the first body byte's time is kept,
+ *   and split at the moment the upstream read the request (its stamp in the first event): the way
+ *   there (client → upstream) and the way back (upstream → the client's first byte).
  * - `extproc`: full ext_proc cycles as Envoy's filter sends them with `envoy/local-dev.yaml`'s
  *   processing mode (request headers with the configured request attributes, the buffered request
  *   body, response headers, the buffered response body; one `Process` stream per request, each
@@ -22,6 +24,7 @@ import { HeaderMap } from "../../test/harness/headers.ts";
 import { bodyRequest, headersRequest } from "../../test/harness/messages.ts";
 import { EXT_PROC_FILTER_NAME, evaluateAttributes } from "../../test/harness/attributes.ts";
 import { shippedEnvoySettings } from "../../test/support/envoy-settings.ts";
+import { stampOf } from "./servers.ts";
 
 export interface HttpRun {
   kind: "http";
@@ -48,6 +51,9 @@ export interface Result {
   /** Per request, ms: whole request and (HTTP) first body byte. */
   latencies: number[];
   firstBytes: number[];
+  /** Streams, ms: from the request's send to the upstream's read of it, and from there to the first byte. */
+  there: number[];
+  back: number[];
   /** ext_proc: `override_message_timeout` messages the processor sent during the run. */
   overrides: number;
 }
@@ -68,8 +74,21 @@ const body = (stream: boolean): Buffer =>
     }),
   );
 
-async function closedLoop(run: { concurrency: number; requests: number }, once: () => Promise<[number, number]>): Promise<Result> {
-  const result: Result = { requests: run.requests, errors: 0, firstError: undefined, seconds: 0, latencies: [], firstBytes: [], overrides: 0 };
+/** One request's times, ms: whole, first byte, and (streams) the first byte's two ways. */
+type Times = [total: number, first: number, there?: number, back?: number];
+
+async function closedLoop(run: { concurrency: number; requests: number }, once: () => Promise<Times>): Promise<Result> {
+  const result: Result = {
+    requests: run.requests,
+    errors: 0,
+    firstError: undefined,
+    seconds: 0,
+    latencies: [],
+    firstBytes: [],
+    there: [],
+    back: [],
+    overrides: 0,
+  };
   overrides = 0;
   let left = run.requests;
   const started = performance.now();
@@ -77,9 +96,13 @@ async function closedLoop(run: { concurrency: number; requests: number }, once: 
     Array.from({ length: run.concurrency }, async () => {
       while (left-- > 0) {
         try {
-          const [total, first] = await once();
+          const [total, first, there, back] = await once();
           result.latencies.push(total);
           result.firstBytes.push(first);
+          if (there !== undefined && back !== undefined) {
+            result.there.push(there);
+            result.back.push(back);
+          }
         } catch (err) {
           result.errors++;
           result.firstError ??= String(err);
@@ -97,24 +120,32 @@ function httpRun(run: HttpRun): Promise<Result> {
   const url = new URL(run.url);
   let agent = agents.get(run.concurrency);
   if (!agent) agents.set(run.concurrency, (agent = new http.Agent({ keepAlive: true, maxSockets: run.concurrency })));
-  const once = (): Promise<[number, number]> =>
+  const ms = (ns: bigint) => Number(ns) / 1e6;
+  const once = (): Promise<Times> =>
     new Promise((resolve, reject) => {
       const payload = body(run.stream);
-      const t0 = performance.now();
+      const t0 = process.hrtime.bigint();
       const req = http.request(
         url,
         { method: "POST", agent, headers: { "content-type": "application/json", "content-length": String(payload.length), ...run.headers } },
         (res) => {
-          let first = 0;
+          let first = 0n;
+          let stamp: bigint | undefined;
           let text = "";
           res.setEncoding("utf8");
           res.on("data", (chunk: string) => {
-            if (first === 0) first = performance.now() - t0;
-            if (res.statusCode !== 200 && text.length < 500) text += chunk;
+            if (first === 0n) first = process.hrtime.bigint();
+            // The stamp is in the first event's first bytes.
+            if (text.length < 500) {
+              text += chunk;
+              if (run.stream) stamp ??= stampOf(text);
+            }
           });
-          res.on("end", () =>
-            res.statusCode === 200 ? resolve([performance.now() - t0, first]) : reject(new Error(`HTTP ${res.statusCode ?? 0}: ${text.slice(0, 300)}`)),
-          );
+          res.on("end", () => {
+            if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode ?? 0}: ${text.slice(0, 300)}`));
+            const total = ms(process.hrtime.bigint() - t0);
+            resolve(stamp === undefined ? [total, ms(first - t0)] : [total, ms(first - t0), ms(stamp - t0), ms(first - stamp)]);
+          });
           res.on("error", reject);
         },
       );
@@ -140,7 +171,7 @@ function extProcRun(run: ExtProcRun): Promise<Result> {
     ["content-length", String(answer.length)],
   ]);
   const processor = client;
-  const once = (): Promise<[number, number]> =>
+  const once = (): Promise<Times> =>
     new Promise((resolve, reject) => {
       const payload = body(false);
       const t0 = performance.now();

@@ -4,7 +4,10 @@
  * - `recordedUpstream`: an OpenAI upstream that answers every chat call with the recorded
  *   `openai-text` exchange (test/fixtures/vercel-ai/openai) — the JSON completion, or for
  *   `"stream": true` the recording's first 18 content chunks plus its finish and usage chunks and
- *   `[DONE]`: 20 chunks, as in issue 25's measurement. No pacing, no request recording.
+ *   `[DONE]`: 20 chunks, as in issue 25's measurement. No pacing, no request recording. The first
+ *   event's `id` carries the moment the request was read (`process.hrtime`, the system's monotonic
+ *   clock, the same in every process): the client splits its first byte into the way there and
+ *   the way back (`stampOf`).
  * - `bareProxy`: the cheapest proxy that can stand where Gearbox stands: Node's HTTP server piping
  *   each request to the upstream over a keep-alive agent, nothing parsed.
  */
@@ -25,15 +28,27 @@ function listen(server: http.Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
 }
 
+const STAMP = /"id":"t(\d+)"/;
+
+/** The monotonic nanoseconds the upstream stamped into a stream's first event, if `text` holds them. */
+export function stampOf(text: string): bigint | undefined {
+  const m = STAMP.exec(text);
+  return m ? BigInt(m[1] as string) : undefined;
+}
+
 export async function recordedUpstream(): Promise<number> {
   const json = readFileSync(`${FIXTURE}.json`);
-  const events = recordedStream()
+  const [first = "", ...events] = recordedStream()
     .toString("utf8")
     .split(/(?<=\n\n)/);
+  const idAt = first.indexOf('"id":"');
+  const head = first.slice(0, idAt + '"id":"'.length);
+  const tail = first.slice(first.indexOf('"', head.length));
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on("data", (c: Buffer) => parts.push(c));
     req.on("end", () => {
+      const read = process.hrtime.bigint();
       const stream = Buffer.concat(parts).includes('"stream":true');
       if (!stream) {
         res.writeHead(200, { "content-type": "application/json", "content-length": json.length });
@@ -42,6 +57,7 @@ export async function recordedUpstream(): Promise<number> {
       }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       // One write per chunk, as a provider flushes each token event.
+      res.write(`${head}t${read}${tail}`);
       for (const event of events) res.write(event);
       res.end();
     });
