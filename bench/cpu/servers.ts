@@ -42,6 +42,7 @@ export async function recordedUpstream(): Promise<number> {
     .toString("utf8")
     .split(/(?<=\n\n)/);
   const idAt = first.indexOf('"id":"');
+  if (idAt < 0) throw new Error(`the recorded stream's first event has no "id" to carry the read stamp: ${first.slice(0, 80)}`);
   const head = first.slice(0, idAt + '"id":"'.length);
   const tail = first.slice(first.indexOf('"', head.length));
   const server = http.createServer((req, res) => {
