@@ -135,8 +135,8 @@ function httpRun(run: HttpRun): Promise<Result> {
           res.setEncoding("utf8");
           res.on("data", (chunk: string) => {
             if (first === 0n) first = process.hrtime.bigint();
-            // The stamp is in the first event's first bytes.
-            if (text.length < 500) {
+            // Kept only while needed: an error's text, or a stream's first bytes until they gave the stamp.
+            if (text.length < 500 && (res.statusCode !== 200 || (run.stream && stamp === undefined))) {
               text += chunk;
               if (run.stream) stamp ??= stampOf(text);
             }
