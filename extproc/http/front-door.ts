@@ -70,6 +70,9 @@ export interface DeviceRoutes {
 }
 
 export class FrontDoorHandler {
+  /** Calls proxied and not yet finished. */
+  private inFlight = 0;
+
   constructor(
     private readonly deps: ProcessorDeps,
     private readonly devices?: DeviceRoutes,
@@ -102,11 +105,16 @@ export class FrontDoorHandler {
   private async proxy(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     // The front door is the destination itself: nothing to let through untouched, so never shadowed.
     const processor = new RequestProcessor(this.deps, { transport: "front_door" });
-    return this.proxyWith(processor, req, res, path).catch((err: unknown) => {
+    this.inFlight++;
+    try {
+      await this.proxyWith(processor, req, res, path);
+    } catch (err) {
       // A fault answers 500 (in `handle`) and is still recorded as one: no request vanishes.
       processor.fail(asGatewayError(err, processor.id));
       throw err;
-    });
+    } finally {
+      this.inFlight--;
+    }
   }
 
   private async proxyWith(processor: RequestProcessor, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
@@ -181,7 +189,7 @@ export class FrontDoorHandler {
         // The headers leave at once only when no chunk is here to carry them (a provider answers
         // its headers before its first token): else they go with the first chunk, one write.
         if (upstream.readableLength === 0) res.flushHeaders();
-        await relayStream(res, processor, upstream, this.idleGuarded(upstream, target.cloud));
+        await relayStream(res, processor, upstream, this.idleGuarded(upstream, target.cloud), () => this.inFlight === 1);
         return;
       }
       const raw = target.cloud ? await this.readAllGuarded(upstream, target.cloud) : await readAll(upstream);

@@ -228,24 +228,59 @@ async function writesFrom<T>(port: number, body: () => Promise<T>): Promise<{ wr
   }
 }
 
+/** An Anthropic client's streamed call through the gateway at `baseURL`: its text, and the gateway's socket writes meanwhile. */
+function anthropicStreamWrites(baseURL: string): Promise<{ writes: string[]; value: string }> {
+  const anthropic = new Anthropic({ baseURL: baseURL.replace(/\/v1$/, ""), apiKey: "app", maxRetries: 0 });
+  return writesFrom(Number(new URL(baseURL).port), async () => {
+    let text = "";
+    for await (const event of anthropic.messages.stream({ model: "m", max_tokens: 16, messages: [{ role: "user", content: "x" }] }))
+      if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
+    return text;
+  });
+}
+
 test("front door: of a provider's burst, the first event leaves in its own write, before the rest is translated", async () => {
   // The whole stream in one write from the provider; an Anthropic client, so every event is translated.
   const provider = await streamingProvider((res, events) => res.end(events.join("")));
   const gateway = await startTestGateway(testConfig(openAIProviderYaml(provider.url), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
   try {
-    const anthropic = new Anthropic({ baseURL: gateway.baseURL.replace(/\/v1$/, ""), apiKey: "app", maxRetries: 0 });
-    const { writes, value: text } = await writesFrom(Number(new URL(gateway.baseURL).port), async () => {
-      let text = "";
-      for await (const event of anthropic.messages.stream({ model: "m", max_tokens: 16, messages: [{ role: "user", content: "x" }] }))
-        if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
-      return text;
-    });
+    const { writes, value: text } = await anthropicStreamWrites(gateway.baseURL);
     assert.equal(text, "Hello");
     assert.ok(writes.length >= 2, `${writes.length} write(s)`);
     // The first write: the headers and the first event's translation ("Hel"), nothing of the second event.
     assert.match(writes[0] ?? "", /^HTTP\/1\.1 200[\s\S]*event: message_start[\s\S]*"text":"Hel"/);
     assert.doesNotMatch(writes[0] ?? "", /"text":"lo"|message_stop/);
     assert.match(writes.slice(1).join(""), /"text":"lo"[\s\S]*event: message_stop/);
+  } finally {
+    await gateway.close();
+    await provider.close();
+  }
+});
+
+test("front door: with another call in flight, a provider's burst leaves in one write (no first event on its own)", async () => {
+  // The first call is held at the provider until the end; the second's whole stream comes in one write.
+  let release: (() => void) | undefined;
+  const provider = await streamingProvider((res, events) => {
+    if (release) return res.end(events.join(""));
+    release = () => res.end(events.join(""));
+  });
+  const gateway = await startTestGateway(testConfig(openAIProviderYaml(provider.url), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
+  try {
+    const openai = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    const waiting = openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "held" }], stream: true }).then(async (stream) => {
+      let text = "";
+      for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
+      return text;
+    });
+    for (let i = 0; i < 200 && !release; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(release, "the first call reached the provider");
+    const { writes, value: text } = await anthropicStreamWrites(gateway.baseURL);
+    assert.equal(text, "Hello");
+    // The write that carries the first event's translation carries the rest and the end too.
+    const first = writes.find((w) => w.includes('"text":"Hel"')) ?? "";
+    assert.match(first, /"text":"Hel"[\s\S]*"text":"lo"[\s\S]*event: message_stop/);
+    release();
+    assert.equal(await waiting, "Hello");
   } finally {
     await gateway.close();
     await provider.close();
