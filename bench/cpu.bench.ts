@@ -10,7 +10,12 @@
  * /proc/<pid>/stat (every thread) over the measured requests; the load generator runs in a process
  * of its own. Within each scenario the targets alternate for `--rounds` rounds; medians are kept.
  *
- *   npm run bench:cpu [-- --rounds 3 --requests 3000 --portkey /tmp/portkey]
+ *   npm run bench:cpu [-- --rounds 3 --requests 3000 --portkey /tmp/portkey --runs 1]
+ *
+ * Each run ends with its verdict on issue 25's goals (`cpu/goals.ts`), every figure beside the
+ * same run's baseline; `--runs N` repeats the scenarios N times and ends with a table of every
+ * run's verdicts — on this shared machine a goal near its threshold is met in some runs and not
+ * in others, and one run says little.
  *
  * `--warm-up N` (default 5,000): JSON requests to each target before any is measured, then N/2
  * streamed ones (`WARM_UP` below says why so many); and before each scenario, one untimed round
@@ -38,8 +43,11 @@ import { fileURLToPath } from "node:url";
 import { median, numberArg, runBench, startProcess, startRole } from "./processes.ts";
 import { freePort, freePorts } from "../common/net/free-port.ts";
 import type { Result, Run } from "./cpu/client.ts";
+import { runsTable, verdictLines, verdicts, type Row, type Scenarios, type Verdict } from "./cpu/goals.ts";
 
 const ROUNDS = numberArg("rounds", 3);
+/** `--runs N`: the whole set of scenarios N times over the same processes, each run judged, then one table of every run. */
+const RUNS = numberArg("runs", 1);
 const REQUESTS = numberArg("requests", 3000);
 const portkeyAt = process.argv.indexOf("--portkey");
 const PORTKEY = portkeyAt > 0 ? process.argv[portkeyAt + 1] : undefined;
@@ -90,17 +98,6 @@ interface Target {
   name: string;
   pid: number;
   run: (concurrency: number, requests: number, stream: boolean) => Run;
-}
-interface Row {
-  rps: number;
-  p50: number;
-  p99: number;
-  firstByteP50: number;
-  /** The first byte's way there (client → upstream's read) and back (→ client), p50 ms. */
-  thereP50: number;
-  backP50: number;
-  cpuPerRequestMs: number;
-  errors: number;
 }
 
 const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? NaN;
@@ -296,67 +293,24 @@ async function main(): Promise<void> {
   for (const t of [...frontTargets, direct]) await warmUp(client, t, 8);
   for (const t of extTargets) await client.run(t.run(8, 1000, false));
 
-  console.log(
-    `# CPU per request — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${ROUNDS} rounds × ${REQUESTS} requests, medians`,
-  );
-  const json1 = await scenario(client, "JSON, 1 client", frontTargets, 1, false);
-  const json16 = await scenario(client, "JSON, 16 clients", frontTargets, 16, false);
-  const json64 = await scenario(client, "JSON, 64 clients", frontTargets, 64, false);
-  const stream16 = await scenario(client, "stream (20 chunks), 16 clients", frontTargets, 16, true);
-  const first = await scenario(client, "stream (20 chunks), 1 client: first byte", [direct, ...frontTargets], 1, true);
-  const ext = await scenario(client, "ext_proc full cycle (4 messages, one stream per request), 16 streams", extTargets, 16, false);
-
-  const g = "Gearbox front door";
-  const bare = "bare proxy";
-  const cpu = (s: Map<string, Row>, target: string) => s.get(target)?.cpuPerRequestMs;
-  // Each figure beside the same run's baseline: the bare proxy's own cost moved up to ~3× between sessions
-  // on this shared machine, the ratio far less (bench/RESULTS.md, issue 25).
-  const times = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? `${(a / b).toFixed(2)}×` : "–");
-  const lines = ["\n### Against the goals\n"];
-  const ran = (
-    [
-      [json1, "1"],
-      [json16, "16"],
-      [json64, "64"],
-    ] as const
-  ).filter(([s]) => s.has(g));
-  const jsons = ran.map(([s]) => s);
-  if (jsons.length > 0) {
-    const counts = ran.map(([, clients]) => clients).join("/");
-    lines.push(
-      `- front door CPU per JSON request: ${jsons.map((s) => cpu(s, g)?.toFixed(3)).join(" / ")} ms at ${counts} clients (goal ≤ 0.3); bare proxy ${jsons.map((s) => cpu(s, bare)?.toFixed(3)).join(" / ")} ms; Gearbox ÷ bare proxy ${jsons.map((s) => times(cpu(s, g), cpu(s, bare))).join(" / ")}`,
+  const runs: Verdict[][] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    console.log(
+      `${run > 1 ? "\n" : ""}# CPU per request${RUNS > 1 ? `, run ${run} of ${RUNS}` : ""} — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${ROUNDS} rounds × ${REQUESTS} requests, medians`,
     );
+    const scenarios: Scenarios = {
+      json1: await scenario(client, "JSON, 1 client", frontTargets, 1, false),
+      json16: await scenario(client, "JSON, 16 clients", frontTargets, 16, false),
+      json64: await scenario(client, "JSON, 64 clients", frontTargets, 64, false),
+      stream16: await scenario(client, "stream (20 chunks), 16 clients", frontTargets, 16, true),
+      first: await scenario(client, "stream (20 chunks), 1 client: first byte", [direct, ...frontTargets], 1, true),
+      ext: await scenario(client, "ext_proc full cycle (4 messages, one stream per request), 16 streams", extTargets, 16, false),
+    };
+    const verdictsOfRun = verdicts(scenarios);
+    console.log(verdictLines(verdictsOfRun));
+    runs.push(verdictsOfRun);
   }
-  if (stream16.has(g))
-    lines.push(
-      `- front door CPU per 20-chunk stream: ${cpu(stream16, g)?.toFixed(3)} ms (goal ≤ 0.4); bare proxy ${cpu(stream16, bare)?.toFixed(3)} ms; Gearbox ÷ bare proxy ${times(cpu(stream16, g), cpu(stream16, bare))}`,
-    );
-  const directRow = first.get("direct (no proxy)");
-  if (directRow) {
-    const over = (target: string, k: "firstByteP50" | "thereP50" | "backP50" = "firstByteP50") => ((first.get(target)?.[k] ?? NaN) - directRow[k]).toFixed(2);
-    const ways = (target: string) => `there +${over(target, "thereP50")}, back +${over(target, "backP50")}`;
-    lines.push(`- streaming first byte over direct: ${over(g)} ms (goal ≤ 0.5; ${ways(g)}); bare proxy ${over(bare)} ms (${ways(bare)})`);
-  }
-  const pk = "Portkey 1.15.2";
-  if (PORTKEY)
-    for (const [label, s] of [
-      ["16", json16],
-      ["64", json64],
-    ] as const) {
-      const a = s.get(g);
-      const b = s.get(pk);
-      if (a && b)
-        lines.push(
-          `- ${label} clients: Gearbox ${(a.rps / b.rps).toFixed(2)}× Portkey's req/s (goal ≥ 4), p99 ${((a.p99 / b.p99) * 100).toFixed(0)} % of Portkey's (goal ≤ 25 %)`,
-        );
-    }
-  const gx = ext.get("Gearbox ext_proc");
-  const nx = ext.get("no-op ext_proc");
-  if (gx && nx)
-    lines.push(
-      `- ext_proc: Gearbox ${gx.cpuPerRequestMs.toFixed(3)} ms vs no-op ${nx.cpuPerRequestMs.toFixed(3)} ms CPU per cycle: +${(gx.cpuPerRequestMs - nx.cpuPerRequestMs).toFixed(3)} ms (goal ≤ +0.2); Gearbox ÷ no-op ${times(gx.cpuPerRequestMs, nx.cpuPerRequestMs)}; cycles/s ${((gx.rps / nx.rps) * 100).toFixed(0)} % of the no-op's`,
-    );
-  console.log(lines.join("\n"));
+  if (RUNS > 1) console.log(runsTable(runs));
   client.stop();
 }
 
