@@ -43,7 +43,7 @@ import { fileURLToPath } from "node:url";
 import { median, numberArg, runBench, startProcess, startRole } from "./processes.ts";
 import { freePort, freePorts } from "../common/net/free-port.ts";
 import type { Result, Run } from "./cpu/client.ts";
-import { runsTable, verdictLines, verdicts, type Row, type Scenarios, type Verdict } from "./cpu/goals.ts";
+import { TARGET, runsTable, verdictLines, verdicts, type Row, type Scenarios, type Verdict } from "./cpu/goals.ts";
 
 const ROUNDS = numberArg("rounds", 3);
 /** `--runs N`: the whole set of scenarios N times over the same processes, each run judged, then one table of every run. */
@@ -214,7 +214,7 @@ async function pairedScenario(clients: [Client, Client], title: string, a: Targe
 }
 
 async function pairedMain(frontTargets: Target[]): Promise<void> {
-  const [a, b] = [frontTargets.find((t) => t.name === "Gearbox front door"), frontTargets.find((t) => t.name === "Gearbox base")];
+  const [a, b] = [frontTargets.find((t) => t.name === TARGET.gearbox), frontTargets.find((t) => t.name === TARGET.base)];
   if (!a || !b) throw new Error("--paired needs --base");
   const clients: [Client, Client] = [await Client.start(), await Client.start()];
   for (const t of [a, b]) for (const c of clients) await warmUp(c, t, 4);
@@ -245,12 +245,12 @@ async function main(): Promise<void> {
   });
   const path_ = "/v1/chat/completions";
   const frontTargets: Target[] = [
-    http("bare proxy", Number(proxy.pid), `http://127.0.0.1:${proxy.port}${path_}`),
-    http("Gearbox front door", gearbox.pid, `http://127.0.0.1:${ports.http}${path_}`),
+    http(TARGET.bare, Number(proxy.pid), `http://127.0.0.1:${proxy.port}${path_}`),
+    http(TARGET.gearbox, gearbox.pid, `http://127.0.0.1:${ports.http}${path_}`),
   ];
   if (BASE) {
     const base = await startGearbox(path.join(BASE, "bin/gearbox.mjs"), upstreamOrigin);
-    frontTargets.push(http("Gearbox base", base.pid, `http://127.0.0.1:${base.ports.http}${path_}`));
+    frontTargets.push(http(TARGET.base, base.pid, `http://127.0.0.1:${base.ports.http}${path_}`));
   }
 
   if (PAIRED) return pairedMain(frontTargets);
@@ -267,7 +267,7 @@ async function main(): Promise<void> {
     );
     await until(async () => (await fetch(`http://127.0.0.1:${port}/`)).ok, "Portkey");
     frontTargets.push(
-      http("Portkey 1.15.2", portkey.pid ?? 0, `http://127.0.0.1:${port}${path_}`, {
+      http(TARGET.portkey, portkey.pid ?? 0, `http://127.0.0.1:${port}${path_}`, {
         "x-portkey-provider": "openai",
         "x-portkey-custom-host": `${upstreamOrigin}/v1`,
         authorization: "Bearer sk-bench",
@@ -277,17 +277,17 @@ async function main(): Promise<void> {
   const answer = readFileSync(fileURLToPath(new URL("../test/fixtures/vercel-ai/openai/openai-text.json", import.meta.url)), "utf8");
   const extTargets: Target[] = [
     {
-      name: "no-op ext_proc",
+      name: TARGET.noopExtProc,
       pid: Number(noop.pid),
       run: (concurrency, requests) => ({ kind: "extproc", address: String(noop.address), concurrency, requests, answer }),
     },
     {
-      name: "Gearbox ext_proc",
+      name: TARGET.gearboxExtProc,
       pid: gearbox.pid ?? 0,
       run: (concurrency, requests) => ({ kind: "extproc", address: `127.0.0.1:${ports.extProc}`, concurrency, requests, answer }),
     },
   ];
-  const direct = http("direct (no proxy)", Number(upstream.pid), `${upstreamOrigin}${path_}`);
+  const direct = http(TARGET.direct, Number(upstream.pid), `${upstreamOrigin}${path_}`);
 
   const client = await Client.start();
   for (const t of [...frontTargets, direct]) await warmUp(client, t, 8);

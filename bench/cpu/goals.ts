@@ -38,10 +38,17 @@ export interface Verdict {
   met: boolean;
 }
 
-const GEARBOX = "Gearbox front door";
-const BARE = "bare proxy";
-const DIRECT = "direct (no proxy)";
-const PORTKEY = "Portkey 1.15.2";
+/** The targets' names: the bench's rows are keyed by them, and the goals read those rows. */
+export const TARGET = {
+  gearbox: "Gearbox front door",
+  base: "Gearbox base",
+  bare: "bare proxy",
+  direct: "direct (no proxy)",
+  portkey: "Portkey 1.15.2",
+  gearboxExtProc: "Gearbox ext_proc",
+  noopExtProc: "no-op ext_proc",
+} as const;
+const { gearbox: GEARBOX, bare: BARE, direct: DIRECT, portkey: PORTKEY } = TARGET;
 
 /** How many goals issue 25 sets: the front door's nine (four CPU, the first byte, Portkey's four), ext_proc's one. */
 const GOALS = 10;
@@ -99,7 +106,7 @@ export function verdicts(s: Scenarios): Verdict[] {
     });
   }
 
-  const [gx, nx] = [s.ext.get("Gearbox ext_proc"), s.ext.get("no-op ext_proc")];
+  const [gx, nx] = [s.ext.get(TARGET.gearboxExtProc), s.ext.get(TARGET.noopExtProc)];
   if (gx && nx) {
     const extra = gx.cpuPerRequestMs - nx.cpuPerRequestMs;
     out.push({
@@ -120,17 +127,17 @@ export function verdictLines(verdicts: readonly Verdict[]): string {
   return ["\n### Against the goals\n", ...lines, `\nEvery goal judged (${verdicts.length} of ${GOALS}) met in this run: ${all ? "yes" : "no"}`].join("\n");
 }
 
-/** Several runs' verdicts (same goals in the same order): a goal per row, a run per column. */
+/** Several runs' verdicts: a goal per row (every goal judged in any run), a run per column. */
 export function runsTable(runs: readonly (readonly Verdict[])[]): string {
-  const first = runs[0] ?? [];
+  const goals = [...new Set(runs.flatMap((r) => r.map((v) => v.goal)))];
   const header = `| goal | ${runs.map((_, i) => `run ${i + 1}`).join(" | ")} | met |`;
   const rule = `|---|${runs.map(() => "---:|").join("")}---|`;
-  const rows = first.map((v, i) => {
-    const cells = runs.map((r) => r[i]);
+  const rows = goals.map((goal) => {
+    const cells = runs.map((r) => r.find((v) => v.goal === goal));
     const met = cells.filter((c) => c?.met).length;
-    return `| ${v.goal} | ${cells.map((c) => (c ? (c.met ? c.figure : `**${c.figure}**`) : "–")).join(" | ")} | ${met} of ${runs.length} |`;
+    return `| ${goal} | ${cells.map((c) => (c ? (c.met ? c.figure : `**${c.figure}**`) : "–")).join(" | ")} | ${met} of ${runs.length} |`;
   });
   const together = runs.map((r) => r.length > 0 && r.every((v) => v.met));
-  const every = `| every goal judged (${first.length} of ${GOALS}) at once | ${together.map((t) => (t ? "yes" : "no")).join(" | ")} | ${together.filter(Boolean).length} of ${runs.length} |`;
+  const every = `| every goal judged (${goals.length} of ${GOALS}) at once | ${together.map((t) => (t ? "yes" : "no")).join(" | ")} | ${together.filter(Boolean).length} of ${runs.length} |`;
   return ["\n### Against the goals, every run (missed in bold)\n", header, rule, ...rows, every].join("\n");
 }
