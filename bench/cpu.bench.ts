@@ -26,7 +26,8 @@
  * `x-portkey-custom-host` headers at the same upstream.
  *
  * `--base DIR`: another Gearbox checkout (e.g. `git worktree add DIR <rev>` with node_modules
- * linked) run as one more front-door target, alternated with this one: an A/B in the same run.
+ * linked) run as one more front-door target and one more ext_proc target, alternated with this
+ * one's: an A/B of both transports in the same run.
  *
  * `--paired N` (with `--base`): only the A/B, measured concurrently — each round loads both
  * Gearboxes at once, half the clients each from a client process of its own (which process drives
@@ -248,10 +249,8 @@ async function main(): Promise<void> {
     http(TARGET.bare, Number(proxy.pid), `http://127.0.0.1:${proxy.port}${path_}`),
     http(TARGET.gearbox, gearbox.pid, `http://127.0.0.1:${ports.http}${path_}`),
   ];
-  if (BASE) {
-    const base = await startGearbox(path.join(BASE, "bin/gearbox.mjs"), upstreamOrigin);
-    frontTargets.push(http(TARGET.base, base.pid, `http://127.0.0.1:${base.ports.http}${path_}`));
-  }
+  const base = BASE ? await startGearbox(path.join(BASE, "bin/gearbox.mjs"), upstreamOrigin) : undefined;
+  if (base) frontTargets.push(http(TARGET.base, base.pid, `http://127.0.0.1:${base.ports.http}${path_}`));
 
   if (PAIRED) return pairedMain(frontTargets);
 
@@ -287,6 +286,12 @@ async function main(): Promise<void> {
       run: (concurrency, requests) => ({ kind: "extproc", address: `127.0.0.1:${ports.extProc}`, concurrency, requests, answer }),
     },
   ];
+  if (base)
+    extTargets.push({
+      name: TARGET.baseExtProc,
+      pid: base.pid,
+      run: (concurrency, requests) => ({ kind: "extproc", address: `127.0.0.1:${base.ports.extProc}`, concurrency, requests, answer }),
+    });
   const direct = http(TARGET.direct, Number(upstream.pid), `${upstreamOrigin}${path_}`);
 
   const client = await Client.start();

@@ -42,6 +42,7 @@ export interface Verdict {
 export const TARGET = {
   gearbox: "Gearbox front door",
   base: "Gearbox base",
+  baseExtProc: "Gearbox base ext_proc",
   bare: "bare proxy",
   direct: "direct (no proxy)",
   portkey: "Portkey 1.15.2",
