@@ -49,7 +49,7 @@ export const TARGET = {
   gearboxExtProc: "Gearbox ext_proc",
   noopExtProc: "no-op ext_proc",
 } as const;
-const { gearbox: GEARBOX, bare: BARE, direct: DIRECT, portkey: PORTKEY } = TARGET;
+const { gearbox: GEARBOX, bare: BARE, direct: DIRECT, portkey: PORTKEY, gearboxExtProc: GEARBOX_EXT_PROC, noopExtProc: NOOP_EXT_PROC } = TARGET;
 
 /** How many goals issue 25 sets: the front door's nine (four CPU, the first byte, Portkey's four), ext_proc's one. */
 const GOALS = 10;
@@ -107,7 +107,7 @@ export function verdicts(s: Scenarios): Verdict[] {
     });
   }
 
-  const [gx, nx] = [s.ext.get(TARGET.gearboxExtProc), s.ext.get(TARGET.noopExtProc)];
+  const [gx, nx] = [s.ext.get(GEARBOX_EXT_PROC), s.ext.get(NOOP_EXT_PROC)];
   if (gx && nx) {
     const extra = gx.cpuPerRequestMs - nx.cpuPerRequestMs;
     out.push({

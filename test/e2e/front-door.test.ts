@@ -262,7 +262,12 @@ test("front door: with another call in flight, a provider's burst leaves in one 
   let release: (() => void) | undefined;
   const provider = await streamingProvider((res, events) => {
     if (release) return res.end(events.join(""));
-    release = () => res.end(events.join(""));
+    let released = false;
+    release = () => {
+      if (released) return;
+      released = true;
+      res.end(events.join(""));
+    };
   });
   const gateway = await startTestGateway(testConfig(openAIProviderYaml(provider.url), { TEST_PROVIDER_KEY: PROVIDER_KEY }));
   try {
@@ -282,6 +287,7 @@ test("front door: with another call in flight, a provider's burst leaves in one 
     release();
     assert.equal(await waiting, "Hello");
   } finally {
+    release?.(); // a failed assertion must not leave the held call open
     await gateway.close();
     await provider.close();
   }
