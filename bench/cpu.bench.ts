@@ -36,14 +36,14 @@
  * moved ±7 % against an identical copy of themselves (an A/A run) on this shared 2-core machine;
  * measured this way the A/A stays within a few per cent (bench/RESULTS.md).
  */
-import { readFileSync, mkdtempSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { median, numberArg, runBench, startProcess, startRole } from "./processes.ts";
-import { freePort, freePorts } from "../common/net/free-port.ts";
-import type { Result, Run } from "./cpu/client.ts";
+import { freePort } from "../common/net/free-port.ts";
+import type { Run } from "./cpu/client.ts";
+import { Client, cpuMs, startGearbox, until } from "./cpu/harness.ts";
 import { TARGET, runsTable, verdictLines, verdicts, type Row, type Scenarios, type Verdict } from "./cpu/goals.ts";
 
 const ROUNDS = numberArg("rounds", 3);
@@ -58,43 +58,6 @@ const PAIRED = process.argv.includes("--paired") ? numberArg("paired", 11) : und
 const onlyAt = process.argv.indexOf("--only");
 /** `--only "16 clients,stream"`: run only the scenarios whose title contains one of these. */
 const ONLY = onlyAt > 0 ? process.argv[onlyAt + 1]?.split(",") : undefined;
-const TICKS = 100; // getconf CLK_TCK on Linux
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS; // utime, stime (fields 14, 15)
-}
-
-async function until(ok: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (await ok().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not come up`);
-}
-
-class Client {
-  private constructor(private readonly child: ChildProcess) {}
-  static async start(): Promise<Client> {
-    const child = fork(fileURLToPath(new URL("./cpu/client.ts", import.meta.url)), [], {
-      execArgv: ["--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    await new Promise((resolve) => child.once("message", resolve));
-    return new Client(child);
-  }
-  run(run: Run): Promise<Result> {
-    return new Promise((resolve) => {
-      this.child.once("message", (m: { done: Result }) => resolve(m.done));
-      this.child.send(run);
-    });
-  }
-  stop(): void {
-    this.child.kill();
-  }
-}
-
 interface Target {
   name: string;
   pid: number;
@@ -173,28 +136,6 @@ const WARM_UP = { json: WARM_UP_JSON, stream: Math.ceil(WARM_UP_JSON / 2) };
 async function warmUp(client: Client, target: Target, concurrency: number): Promise<void> {
   await client.run(target.run(concurrency, WARM_UP.json, false));
   await client.run(target.run(concurrency, WARM_UP.stream, true));
-}
-
-/** `gearbox serve` from `bin` on embedded defaults, in an empty directory, with the OpenAI provider at `upstream`. */
-async function startGearbox(bin: string, upstream: string): Promise<{ pid: number; ports: Record<"http" | "extProc" | "xds" | "metrics", number> }> {
-  const [http, extProc, xds, metrics] = (await freePorts(4)) as [number, number, number, number];
-  const ports = { http, extProc, xds, metrics };
-  const gearbox = startProcess(process.execPath, [bin, "serve"], {
-    cwd: mkdtempSync(path.join(os.tmpdir(), "gearbox-cpu-")), // no gearbox.yaml here: embedded defaults
-    env: {
-      ...process.env,
-      OPENAI_BASE_URL: `${upstream}/v1`,
-      OPENAI_API_KEY: "sk-bench",
-      GEARBOX_HTTP_PORT: String(ports.http),
-      GEARBOX_EXTPROC_PORT: String(ports.extProc),
-      GEARBOX_XDS_PORT: String(ports.xds),
-      GEARBOX_METRICS_PORT: String(ports.metrics),
-      GEARBOX_CONFIG: "",
-      REDIS_URL: "",
-    },
-  });
-  await until(async () => (await fetch(`http://127.0.0.1:${ports.http}/healthz`)).ok, "gearbox serve");
-  return { pid: gearbox.pid ?? 0, ports };
 }
 
 /** `--paired`: the two Gearboxes loaded at the same time, `concurrency / 2` clients each; per-round CPU ratios. */

@@ -10,7 +10,12 @@ const children: ChildProcess[] = [];
 
 /** Forks `script` (run by tsx) with `[name, ...args]`; resolves with what it reports as ready. */
 export function startRole(script: URL, name: string, ...args: string[]): Promise<Record<string, number | string>> {
-  const child = fork(fileURLToPath(script), [name, ...args], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  return startRoleWith([], script, name, ...args);
+}
+
+/** `startRole` with Node flags for the role's process (e.g. `--perf-basic-prof`). */
+export function startRoleWith(nodeFlags: readonly string[], script: URL, name: string, ...args: string[]): Promise<Record<string, number | string>> {
+  const child = fork(fileURLToPath(script), [name, ...args], { execArgv: [...nodeFlags, "--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
   children.push(child);
   return new Promise((resolve, reject) => {
     child.once("message", (m: { ready: Record<string, number | string> }) => resolve({ ...m.ready, pid: child.pid ?? 0 }));
@@ -18,16 +23,19 @@ export function startRole(script: URL, name: string, ...args: string[]): Promise
   });
 }
 
-/** Spawns a command (stdout to /dev/null unless `inherit`; stderr too with `quiet`), stopped with the other roles at the end. */
+/**
+ * Spawns a command (stdout to /dev/null unless `inherit`, or to the open file `stdout`; stderr too
+ * with `quiet`), stopped with the other roles at the end.
+ */
 export function startProcess(
   command: string,
   args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; inherit?: boolean; quiet?: boolean } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; inherit?: boolean; quiet?: boolean; stdout?: number } = {},
 ): ChildProcess {
   const child = spawn(command, args, {
     env: options.env ?? process.env,
     cwd: options.cwd,
-    stdio: ["ignore", options.inherit ? "inherit" : "ignore", options.quiet ? "ignore" : "inherit"],
+    stdio: ["ignore", options.stdout ?? (options.inherit ? "inherit" : "ignore"), options.quiet ? "ignore" : "inherit"],
   });
   children.push(child);
   return child;
