@@ -18,6 +18,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { freePort } from "../../common/net/free-port.ts";
 import { loadChunkLines, readFixtureBytes } from "./fixtures.ts";
 import { closeServer, parseJson, readBody } from "./http-helpers.ts";
 import { chunkLinesToSseEvents } from "./sse.ts";
@@ -164,7 +165,8 @@ export async function startFaultyUpstream(initial: Fault = { kind: "none" }): Pr
         resolve();
       });
     });
-  await listen(0);
+  // Below the ephemeral range (freePort), so that while it refuses no other listen(0) takes its port.
+  await listen(await freePort());
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   let listening = true;
