@@ -62,13 +62,15 @@ class DeviceChannel:
         self._drop()
 
     def _drop(self):
+        """Ends the stream the reader thread is blocked on: its read sees the end, and the thread
+        closes the connection itself (closing it from here races the read inside http.client)."""
         conn = self._conn
-        if conn is not None:
+        sock = conn.sock if conn is not None else None
+        if sock is not None:
             try:
-                conn.sock and conn.sock.shutdown(2)
+                sock.shutdown(2)
             except OSError:
                 pass
-            conn.close()
 
     def hello(self):
         h = {
@@ -87,9 +89,12 @@ class DeviceChannel:
     def _run(self):
         while not self._stop.is_set():
             reason = "stream ended"
+            conn = None
             try:
                 conn, res = open_post(self.origin + "/v1/device/connect", self.hello(), self.headers(), timeout=None)
                 self._conn = conn
+                if self._stop.is_set():
+                    break  # closed while connecting: close() found no connection to end
                 for event, data in sse_events(res):
                     self._on(event, json.loads(data))
             except GearboxError as err:
@@ -102,9 +107,9 @@ class DeviceChannel:
             except (GatewayUnreachableError, ValueError) + NETWORK_ERRORS as err:
                 reason = str(err)
             finally:
-                if self._conn is not None:
-                    self._conn.close()
                 self._conn = None
+                if conn is not None:
+                    conn.close()
                 self.session = None
             if self._stop.is_set():
                 return
