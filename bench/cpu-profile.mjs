@@ -1,7 +1,7 @@
 // Preloaded with NODE_OPTIONS=--import (where --cpu-prof is not allowed): samples this process's
 // CPU every 200 µs and writes a .cpuprofile (Chrome DevTools' format) to
 // $GEARBOX_CPU_PROFILE_DIR when the process exits.
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import inspector from "node:inspector";
 import path from "node:path";
 import process from "node:process";
@@ -16,7 +16,9 @@ if (dir) {
   process.on("exit", () => {
     // A same-thread session answers synchronously, so this runs before the process is gone.
     session.post("Profiler.stop", (err, result) => {
-      if (!err) writeFileSync(path.join(dir, `gearbox-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+      if (err) return;
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `gearbox-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
     });
   });
 }
