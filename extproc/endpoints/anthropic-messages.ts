@@ -9,6 +9,7 @@ import { ok } from "../../common/result.ts";
 import { parseAnthropicMessages } from "../../common/schemas/anthropic-messages-request.ts";
 import type { FieldError, JsonObject } from "../../common/schemas/fields.ts";
 import type { Provider } from "../providers/provider.ts";
+import { anthropicErrorBody } from "../translators/clients/anthropic-wire.ts";
 import { backendProtocol, planChat } from "../translators/select.ts";
 import type { EndpointSpec } from "./spec.ts";
 
@@ -16,6 +17,7 @@ export const anthropicMessagesEndpoint: EndpointSpec = {
   name: "messages",
   path: "/v1/messages",
   method: "POST",
+  errorBody: (error) => Buffer.from(JSON.stringify(anthropicErrorBody(error))),
   parse(json) {
     const parsed = parseAnthropicMessages(json);
     if (!parsed.ok) return parsed;

@@ -9,7 +9,7 @@ import { HealthImplementation } from "grpc-health-check";
 import type { ProcessingRequest__Output } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingRequest.ts";
 import type { ProcessingResponse } from "../../proto/generated/envoy/service/ext_proc/v3/ProcessingResponse.ts";
 import { extProcPackage } from "../../common/envoy/protos.ts";
-import { asGatewayError, GatewayError, toErrorResponse } from "../../common/errors.ts";
+import { asGatewayError, GatewayError } from "../../common/errors.ts";
 import { RequestProcessor, type ProcessorDeps } from "../processor/processor.ts";
 import { CONTINUE, type Outcome } from "../processor/outcome.ts";
 import { clientIdentityOf, forwardedPrincipalOf } from "./attributes.ts";
@@ -84,9 +84,9 @@ function runPhase(
 }
 
 /** A bug in a phase must not break the mesh: refuse requests cleanly, let responses through. */
-function outcomeForFault(phase: RequestPhase, err: unknown, requestId: string): Outcome {
+function outcomeForFault(phase: RequestPhase, err: unknown, processor: RequestProcessor): Outcome {
   const requestSide = phase === "request_headers" || phase === "request_body";
-  return requestSide ? { kind: "respond", response: toErrorResponse(err, requestId) } : CONTINUE;
+  return requestSide ? { kind: "respond", response: processor.errorResponse(err) } : CONTINUE;
 }
 
 /**
@@ -153,7 +153,7 @@ function handleStream(deps: ProcessorDeps, call: ProcessStream, stats: ExtProcSt
       } catch (recordErr) {
         deps.logger.error({ err: recordErr, request_id: processor.id }, "ext_proc: recording a failed request failed");
       }
-      reply(toProcessingResponse(phase, outcomeForFault(phase, err, processor.id)));
+      reply(toProcessingResponse(phase, outcomeForFault(phase, err, processor)));
     };
     try {
       const result = runPhase(processor, message, forwardedPrincipal);

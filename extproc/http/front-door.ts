@@ -34,8 +34,12 @@ function send(res: http.ServerResponse, status: number, headers: Headers, body: 
   res.end(body);
 }
 
-function sendError(res: http.ServerResponse, err: unknown, requestId?: string): void {
-  const { status, headers, body }: ErrorResponse = toErrorResponse(err, requestId);
+/** An error outside any endpoint (an unknown URL, the conversations API): OpenAI's schema. */
+function sendError(res: http.ServerResponse, err: unknown): void {
+  sendResponse(res, toErrorResponse(err));
+}
+
+function sendResponse(res: http.ServerResponse, { status, headers, body }: ErrorResponse): void {
   send(res, status, headers, body);
 }
 
@@ -109,9 +113,10 @@ export class FrontDoorHandler {
     try {
       await this.proxyWith(processor, req, res, path);
     } catch (err) {
-      // A fault answers 500 (in `handle`) and is still recorded as one: no request vanishes.
+      // A fault answers 500 and is still recorded as one: no request vanishes.
       processor.fail(asGatewayError(err, processor.id));
-      throw err;
+      this.deps.logger.error({ err, request_id: processor.id }, "front door request failed");
+      sendResponse(res, processor.errorResponse(err));
     } finally {
       this.inFlight--;
     }
@@ -133,7 +138,7 @@ export class FrontDoorHandler {
     } catch (err) {
       res.setHeader("connection", "close");
       processor.abort("request body not read");
-      return sendError(res, err, processor.id);
+      return sendResponse(res, processor.errorResponse(err));
     }
     const decided = await processor.requestBody(body);
     if (this.respondIfRejected(res, decided, headers)) return;
@@ -228,7 +233,7 @@ export class FrontDoorHandler {
               cause: err,
             });
       processor.fail(failure);
-      if (!res.destroyed) sendError(res, failure, processor.id);
+      if (!res.destroyed) sendResponse(res, processor.errorResponse(failure));
     } finally {
       clearTimeout(timer);
       res.off("close", onClose);

@@ -5,7 +5,7 @@
  * the processor (`processor.ts`) only sequences them.
  */
 import type { Usage } from "../../common/canonical/types.ts";
-import { toErrorResponse, type GatewayError } from "../../common/errors.ts";
+import { asGatewayError, toErrorResponse, type ErrorResponse, type GatewayError } from "../../common/errors.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { ResponseCache } from "../cache/response-cache.ts";
@@ -178,14 +178,20 @@ export class RequestContext {
   /** Ends the request with `error` as the client's answer. */
   reject(error: GatewayError): Outcome {
     this.finish(error);
+    const response = this.errorResponse(error);
+    if (this.trace) Object.assign(response.headers, this.trace.responseHeaders());
+    return { kind: "respond", response };
+  }
+
+  /** `error` as this request's client reads errors: its endpoint's schema (Anthropic's, Gemini's), OpenAI's by default. */
+  errorResponse(error: unknown): ErrorResponse {
     const response = toErrorResponse(error, this.id || undefined);
-    const body = this.spec?.errorBody?.(error);
+    const body = this.spec?.errorBody?.(asGatewayError(error, this.id || undefined));
     if (body) {
       response.body = body;
       response.headers["content-length"] = String(body.length);
     }
-    if (this.trace) Object.assign(response.headers, this.trace.responseHeaders());
-    return { kind: "respond", response };
+    return response;
   }
 
   /** Ends the request: settles its admission and hands its one record to telemetry (log line, metrics). */

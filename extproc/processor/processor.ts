@@ -9,7 +9,7 @@
  *          └──────────────(no body)───────────►┘      ▲            │
  *                                                     └────────────┘ a local reply after a failed read
  */
-import { GatewayError } from "../../common/errors.ts";
+import { GatewayError, type ErrorResponse } from "../../common/errors.ts";
 import { traceRetry } from "../resilience/attempt-spans.ts";
 import type { ProviderHealth } from "../resilience/provider-health.ts";
 import { operationOf } from "../telemetry/request-trace-spans.ts";
@@ -117,6 +117,11 @@ export class RequestProcessor {
   abort(reason: string): void {
     this.ctx.abandon(reason);
     if (this.ctx.spec && !this.ctx.logged) this.ctx.finish(new GatewayError(499, "server_error", reason));
+  }
+
+  /** `err` as the client's answer in its endpoint's error schema (OpenAI's before the endpoint is known). */
+  errorResponse(err: unknown): ErrorResponse {
+    return this.ctx.errorResponse(err);
   }
 
   /** The transport answered the client `error` itself (upstream unreachable 502, timed out 504): recorded as that. */

@@ -157,12 +157,20 @@ export function anthropicErrorType(err: GatewayError): AnthropicErrorType {
   }
 }
 
-/** Anthropic's error body: `{"type":"error","error":{"type","message"}}`. */
+/**
+ * Anthropic's error body: `{"type":"error","error":{"type","message"}}`, with Gearbox's `code`
+ * (`json_too_deep`, `runaway_request_loop`, `upstream_unreachable`…) and `param` beside them when
+ * the error has them — where an OpenAI caller reads them, `error.code` and `error.param`; fields
+ * Anthropic's SDKs do not know are kept and ignored.
+ */
 export interface AnthropicErrorBody {
   type: "error";
-  error: { type: AnthropicErrorType; message: string };
+  error: { type: AnthropicErrorType; message: string; code?: string; param?: string };
 }
 
 export function anthropicErrorBody(err: GatewayError): AnthropicErrorBody {
-  return { type: "error", error: { type: anthropicErrorType(err), message: err.message } };
+  const error: AnthropicErrorBody["error"] = { type: anthropicErrorType(err), message: err.message };
+  if (err.code !== null) error.code = err.code;
+  if (err.param !== null) error.param = err.param;
+  return { type: "error", error };
 }
