@@ -4,6 +4,8 @@
  * No model is needed: a body is refused before any model is looked up.
  */
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { connect } from "node:net";
 import { after, before, test } from "node:test";
 import { ModelRegistry } from "./registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "./server.ts";
@@ -63,4 +65,27 @@ test("the refusals are counted, and the agent keeps serving", async () => {
   const metrics = await (await fetch(`http://127.0.0.1:${agent.port}/metrics`)).text();
   assert.match(metrics, /gearbox_edge_requests_total\{endpoint="error",model="",status="400"\} [1-9]/);
   assert.equal((await fetch(`http://127.0.0.1:${agent.port}/healthz`)).status, 200);
+});
+
+/** The status line and error code a server answers `bytes` with on a fresh connection. */
+async function rawAnswer(port: number, bytes: string): Promise<[number, string | undefined]> {
+  const socket = connect(port, "127.0.0.1");
+  const chunks: Buffer[] = [];
+  socket.on("data", (c: Buffer) => chunks.push(c));
+  socket.write(bytes);
+  await once(socket, "close");
+  const [head = "", body = ""] = Buffer.concat(chunks).toString("utf8").split("\r\n\r\n");
+  return [Number(head.split(" ")[1]), (JSON.parse(body) as { error?: { code?: string } }).error?.code];
+}
+
+test("a request Node's parser refuses: the same JSON error from the edge agent as from the gateway's front door", async () => {
+  const gatewayPort = Number(new URL(gateway.baseURL).port);
+  for (const [bytes, expected] of [
+    ["GARBAGE\r\n\r\n", [400, "malformed_http"]],
+    [`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, [431, "headers_too_large"]],
+  ] as const) {
+    const fromAgent = await rawAnswer(agent.port, bytes);
+    assert.deepEqual(fromAgent, expected);
+    assert.deepEqual(await rawAnswer(gatewayPort, bytes), fromAgent);
+  }
 });

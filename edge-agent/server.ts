@@ -10,6 +10,7 @@ import { parseOpenAIChatRequest } from "../common/schemas/openai-chat-request.ts
 import { float32Base64, parseOpenAIEmbeddingsRequest, toOpenAIEmbeddingsResponse } from "../common/schemas/openai-embeddings.ts";
 import { isObject } from "../common/schemas/fields.ts";
 import { decodeJsonBody } from "../common/schemas/json-body.ts";
+import { answerMalformedHttp } from "../common/net/malformed-http.ts";
 import type { Logger } from "../common/telemetry/logger.ts";
 import { handleChat } from "./chat-handler.ts";
 import { EngineError, type EngineKind, type ModelSpec } from "./engines/engine.ts";
@@ -251,6 +252,7 @@ export async function startEdgeAgent(options: EdgeAgentOptions, port: number, ho
       },
     );
   });
+  answerMalformedHttp(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());

@@ -1,5 +1,6 @@
 /** Starts an HTTP server on `port` (0: any free port) and gives back its port and a graceful close. */
 import type http from "node:http";
+import { answerMalformedHttp } from "../../common/net/malformed-http.ts";
 
 export interface Listening {
   port: number;
@@ -8,6 +9,7 @@ export interface Listening {
 }
 
 export async function listenHttp(server: http.Server, port: number, host: string): Promise<Listening> {
+  answerMalformedHttp(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
