@@ -4,6 +4,8 @@ import { geminiGenerateEndpoint } from "./gemini-generate.ts";
 import { openaiChatEndpoint } from "./openai-chat.ts";
 import { openaiEmbeddingsEndpoint } from "./openai-embeddings.ts";
 import { openaiResponsesEndpoint } from "./openai-responses.ts";
+import { geminiErrorBody } from "../translators/clients/gemini.ts";
+import type { GatewayError } from "../../common/errors.ts";
 import type { EndpointSpec } from "./spec.ts";
 
 const SPECS: readonly EndpointSpec[] = [openaiChatEndpoint, openaiEmbeddingsEndpoint, anthropicMessagesEndpoint, openaiResponsesEndpoint];
@@ -18,4 +20,17 @@ export function endpointFor(path: string): EndpointSpec | undefined {
 
 export function allEndpoints(): readonly EndpointSpec[] {
   return SPECS;
+}
+
+/**
+ * The error body of the API family `path` belongs to, for an error on a path Gearbox does not
+ * serve (Anthropic's `/v1/messages/count_tokens`, Gemini's `:countTokens`): the SDK that called
+ * reads it in its own schema. `undefined`: OpenAI's.
+ */
+export function errorBodyFor(path: string): ((error: GatewayError) => Buffer) | undefined {
+  const spec = endpointFor(path);
+  if (spec) return spec.errorBody;
+  if (path.startsWith("/v1beta/")) return geminiErrorBody;
+  if (path === "/v1/messages" || path.startsWith("/v1/messages/") || path.startsWith("/v1/messages?")) return anthropicMessagesEndpoint.errorBody;
+  return undefined;
 }

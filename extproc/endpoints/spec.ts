@@ -35,5 +35,5 @@ export interface EndpointSpec {
   method: "POST";
   parse(json: unknown): Result<ParsedCall, FieldError>;
   /** The client-schema body of an error Gearbox answers itself; default OpenAI's `{error: {message, type, param, code}}`. */
-  errorBody?(error: GatewayError): Buffer;
+  errorBody?: (error: GatewayError) => Buffer;
 }

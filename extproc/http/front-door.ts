@@ -10,7 +10,7 @@ import type { ProcessorDeps } from "../processor/processor.ts";
 import { RequestProcessor } from "../processor/processor.ts";
 import { canonicalIp } from "../client-ip.ts";
 import { conversationApi, CONVERSATIONS_PATH } from "./conversation-api.ts";
-import { endpointFor, allEndpoints } from "../endpoints/registry.ts";
+import { endpointFor, allEndpoints, errorBodyFor } from "../endpoints/registry.ts";
 import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { CallAbort, type Abortable } from "../../common/net/call-abort.ts";
@@ -101,7 +101,11 @@ export class FrontDoorHandler {
       return "error" in answer ? sendError(res, answer.error) : sendJson(res, answer.status, answer.body);
     }
     if (!endpointFor(path)) {
-      return sendError(res, new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare || "/"})`, { code: "unknown_url" }));
+      const unknown = new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare || "/"})`, { code: "unknown_url" });
+      const response = toErrorResponse(unknown);
+      const body = errorBodyFor(bare)?.(unknown);
+      if (body) Object.assign(response, { body, headers: { ...response.headers, "content-length": String(body.length) } });
+      return sendResponse(res, response);
     }
     await this.proxy(req, res, path);
   }

@@ -130,6 +130,24 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
     });
 
     if (transport === "front door") {
+      test("a path of Anthropic's or Google's API Gearbox does not serve: 404 in that API's schema, as its SDK reads it", async () => {
+        const err = await anthropic.messages.countTokens({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "hi" }] }).then(
+          () => assert.fail("answered"),
+          (e: unknown) => e,
+        );
+        assert.ok(err instanceof Anthropic.NotFoundError, String(err));
+        assert.deepEqual(err.error, {
+          type: "error",
+          error: { type: "not_found_error", message: "Invalid URL (POST /v1/messages/count_tokens)", code: "unknown_url" },
+        });
+        const google = await post("/v1beta/models/gpt-4.1-nano:countTokens", "{}");
+        assert.equal(google.status, 404);
+        assert.deepEqual([(google.json.error as { code: number }).code, (google.json.error as { status: string }).status], [404, "NOT_FOUND"]);
+        const other = await post("/v2/unknown", "{}");
+        assert.equal(other.status, 404);
+        assert.equal((other.json.error as { code: string }).code, "unknown_url", "OpenAI's schema elsewhere");
+      });
+
       test("/v1/messages over the size limit: 413 request_too_large in Anthropic's schema", async () => {
         const { status, json } = await post(
           "/v1/messages",
