@@ -5,9 +5,15 @@
 import { GatewayError } from "../../common/errors.ts";
 
 export function missingApiKey(kind: "call" | "admin"): GatewayError {
-  return new GatewayError(401, "invalid_request_error", `You didn't provide an API key. Send your Gearbox ${kind} key as 'Authorization: Bearer <key>'.`, {
-    code: "missing_api_key",
-  });
+  const where = kind === "call" ? " (or where your SDK sends its API key: 'x-api-key', 'x-goog-api-key')" : "";
+  return new GatewayError(
+    401,
+    "invalid_request_error",
+    `You didn't provide an API key. Send your Gearbox ${kind} key as 'Authorization: Bearer <key>'${where}.`,
+    {
+      code: "missing_api_key",
+    },
+  );
 }
 
 /** Unknown, revoked, or its tenant is gone: the same answer, so it tells a guesser nothing. */

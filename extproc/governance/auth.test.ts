@@ -236,11 +236,13 @@ test("checkModel: the tenant's model allowlist; no list allows any model", () =>
   assert.ok(checkModel({ ...limited, tenant: { ...limited.tenant, models: undefined } }, "anything").ok);
 });
 
-test("presentedKey: Bearer first, then x-api-key, then api-key; blanks are no key", () => {
+test("presentedKey: Bearer first, then x-api-key, api-key, x-goog-api-key; blanks are no key", () => {
   assert.equal(presentedKey({ authorization: "Bearer a", "x-api-key": "b" }), "a");
   assert.equal(presentedKey({ authorization: "bearer  a " }), "a");
   assert.equal(presentedKey({ authorization: "Basic xyz", "x-api-key": "b" }), "b");
   assert.equal(presentedKey({ "api-key": "c" }), "c");
+  assert.equal(presentedKey({ "x-goog-api-key": "d" }), "d");
+  assert.equal(presentedKey({ "x-api-key": "b", "x-goog-api-key": "d" }), "b");
   assert.equal(presentedKey({ "x-api-key": "  " }), undefined);
   assert.equal(presentedKey({}), undefined);
 });

@@ -74,10 +74,14 @@ export function createAuthDeps(
   };
 }
 
-/** The key a client presented: `authorization: Bearer …` (OpenAI), `x-api-key` (Anthropic), `api-key` (Azure). */
+/**
+ * The key a client presented, where its SDK sends one: `authorization: Bearer …` (OpenAI),
+ * `x-api-key` (Anthropic), `api-key` (Azure), `x-goog-api-key` (Google's). None of them is ever
+ * forwarded (`CLIENT_CREDENTIAL_HEADERS`).
+ */
 export function presentedKey(headers: Record<string, string>): string | undefined {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1];
-  const key = bearer ?? headers["x-api-key"] ?? headers["api-key"];
+  const key = bearer ?? headers["x-api-key"] ?? headers["api-key"] ?? headers["x-goog-api-key"];
   return key?.trim() || undefined;
 }
 

@@ -9,6 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import Anthropic from "@anthropic-ai/sdk";
+import { ApiError, GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import { createAuthDeps } from "../../extproc/governance/auth.ts";
 import { Governor } from "../../extproc/governance/governor.ts";
@@ -111,6 +113,37 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
         .withResponse();
       assert.equal(response.status, 200);
       assert.equal(cloud.requests[seen]?.headers.authorization, `Bearer ${KEY}`);
+    });
+
+    test("Anthropic's and Google's SDKs present the call key their own way (x-api-key, x-goog-api-key): answered; a wrong key is their SDK's 401", async () => {
+      const root = base().replace(/\/v1$/, "");
+      const seen = cloud.requests.length;
+      const claude = (apiKey: string) => new Anthropic({ baseURL: root, apiKey, maxRetries: 0 });
+      const gemini = (apiKey: string) => new GoogleGenAI({ apiKey, httpOptions: { baseUrl: root } });
+      const said = await claude(keys.loop ?? "").messages.create({
+        model: "gpt-4.1-nano",
+        max_tokens: 8,
+        messages: [{ role: "user", content: `claude via ${transport}` }],
+      });
+      assert.equal(said.type, "message");
+      const google = await gemini(keys.loop ?? "").models.generateContent({ model: "gpt-4.1-nano", contents: `gemini via ${transport}` });
+      assert.ok(google.candidates?.length);
+      assert.equal(cloud.requests.length, seen + 2);
+      for (const request of cloud.requests.slice(seen)) {
+        assert.equal(request.headers.authorization, `Bearer ${KEY}`);
+        assert.equal(request.headers["x-api-key"], undefined);
+        assert.equal(request.headers["x-goog-api-key"], undefined);
+      }
+      const wrong = "gbx_call_thisKeyWasNeverIssuedToAnyoneAtAllxxxxxxxxxx";
+      await assert.rejects(
+        claude(wrong).messages.create({ model: "gpt-4.1-nano", max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+        (err: unknown) => err instanceof Anthropic.AuthenticationError && (err.error as { error: { type: string } }).error.type === "authentication_error",
+      );
+      await assert.rejects(
+        gemini(wrong).models.generateContent({ model: "gpt-4.1-nano", contents: "hi" }),
+        (err: unknown) => err instanceof ApiError && err.status === 401,
+      );
+      assert.equal(cloud.requests.length, seen + 2, "nothing upstream for a wrong key");
     });
 
     test("outside the tenant's IP allowlist: 403; a model the tenant may not use: 403", async () => {
