@@ -8,7 +8,7 @@ import { MemoryTenantStore } from "../store/memory-tenant-store.ts";
 import { RedisTenantStore } from "../store/redis-tenant-store.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
 import { testRedis } from "../store/test-redis.ts";
-import { authenticate, authRequired, checkModel, createAuthDeps, presentedKey, type AuthDeps, type AuthRequest } from "./auth.ts";
+import { authenticate, authRequired, checkModel, createAuthDeps, presentedKey, takeQueryKey, type AuthDeps, type AuthRequest } from "./auth.ts";
 import { generateKey } from "./keys.ts";
 import type { Caller } from "./model.ts";
 
@@ -318,4 +318,19 @@ describe("authenticate while the store fails (last good values)", () => {
     );
     assert.equal(refused(await authenticate(call({}), d)).code, "missing_api_key", "no key at all is still 401");
   });
+});
+
+test("takeQueryKey: Google's ?key= leaves the query and becomes the presented key unless a header carries one", () => {
+  const headers: Record<string, string> = {};
+  assert.equal(takeQueryKey("?alt=sse&key=gbx_call_abc", headers), "?alt=sse");
+  assert.equal(presentedKey(headers), "gbx_call_abc");
+  const withHeader: Record<string, string> = { "x-api-key": "from-header" };
+  assert.equal(takeQueryKey("?key=from-query", withHeader), "");
+  assert.equal(presentedKey(withHeader), "from-header", "a header's key wins; the query's is still dropped");
+  assert.equal(takeQueryKey("?key=a&key=b&x=1", {}), "?x=1", "every key parameter goes");
+  assert.equal(takeQueryKey("?monkey=1", {}), "?monkey=1");
+  assert.equal(takeQueryKey("?alt=sse", {}), "?alt=sse");
+  const blank: Record<string, string> = {};
+  assert.equal(takeQueryKey("?key=", blank), "");
+  assert.equal(presentedKey(blank), undefined);
 });

@@ -86,6 +86,22 @@ export function presentedKey(headers: Record<string, string>): string | undefine
 }
 
 /**
+ * Google's REST convention puts the API key in the query (`?key=…`): never forwarded (a provider
+ * would get the caller's key), and read as the call key when no header carries one. Answers the
+ * query without it (`""` when nothing else is left).
+ */
+export function takeQueryKey(query: string, headers: Record<string, string>): string {
+  if (!query.includes("key=")) return query;
+  const params = new URLSearchParams(query);
+  const key = params.get("key");
+  if (key === null) return query;
+  params.delete("key");
+  if (presentedKey(headers) === undefined && key.trim() !== "") headers["x-goog-api-key"] = key;
+  const rest = params.toString();
+  return rest === "" ? "" : `?${rest}`;
+}
+
+/**
  * Authenticates a model call. Store failures fail closed (503). Answers at once (no promise)
  * when the key and the tenants it needs are held fresh — every call but the first per key and
  * refresh interval — so the hot path waits no turn of the event loop.

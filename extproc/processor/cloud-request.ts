@@ -17,7 +17,8 @@ export type CloudCall = { decision: ProviderRoute; plan: CallPlan; mutation: Mut
 
 /**
  * The plan and mutation that send `parsed` where `decision` says (a fallback member too).
- * `query`: the client's query string (kept on the upstream path); `strip`: Gearbox's control
+ * `query`: the client's query string (kept on the upstream path when the provider speaks the
+ * client's API); `strip`: Gearbox's control
  * headers, never forwarded; `rewritten`: the body Gearbox wrote in place of the client's (a kept
  * conversation's history), sent when the plan leaves the body as it is; `client`: the client's
  * headers and API, whose own headers a provider of another API does not get.
@@ -40,10 +41,13 @@ export function cloudCall(
     throw err;
   }
   const upstream = plan.upstream;
+  // The client's query string belongs to its API: kept for a provider of the same API only.
+  const target = backendProtocol(provider.kind);
+  const kept = !client || client.protocol === target ? query : "";
   // `Object.assign`, not a literal that starts with spreads: on Node 20 each key written after a
   // leading spread costs ~1 µs (a new hidden class per object), 5 µs per request here.
   const setHeaders: Headers = Object.assign({}, upstream.headers, authHeaders(provider), {
-    ":path": provider.basePath + upstream.path + (upstream.path.includes("?") ? query.replace(/^\?/, "&") : query),
+    ":path": provider.basePath + upstream.path + (upstream.path.includes("?") ? kept.replace(/^\?/, "&") : kept),
     "x-gearbox-upstream": provider.name,
     "x-gearbox-request-id": requestId,
     // Gearbox reads response bodies (usage, translation): ask for them uncompressed.
@@ -51,7 +55,6 @@ export function cloudCall(
   });
   // The caller's key is Gearbox's call key: no client credential ever goes upstream.
   // Nor do headers of the client's API (and SDK telemetry) go to a provider that speaks another.
-  const target = backendProtocol(provider.kind);
   const foreign = client && client.protocol !== target ? foreignClientHeaders(Object.keys(client.headers), client.protocol, target) : [];
   const removeHeaders = [...strip, ...[...CLIENT_CREDENTIAL_HEADERS, ...foreign].filter((h) => setHeaders[h] === undefined)];
   const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };

@@ -12,7 +12,7 @@ import { CONVERSATION_FIELD, conversationIdOf, withoutConversationField } from "
 import { conversationApi, conversationHeader } from "./conversation-stage.ts";
 import { endpointFor } from "../endpoints/registry.ts";
 import type { ParsedCall } from "../endpoints/spec.ts";
-import { authenticate, checkModel } from "../governance/auth.ts";
+import { authenticate, checkModel, takeQueryKey } from "../governance/auth.ts";
 import type { AdmitDecision, Governor } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
@@ -48,7 +48,7 @@ export function onRequestHeaders(ctx: RequestContext, headers: Headers, endOfStr
   // Not an API Gearbox handles: untouched but for that.
   if (!ctx.spec) return unforged;
   const q = path.indexOf("?");
-  ctx.query = q < 0 ? "" : path.slice(q);
+  ctx.query = q < 0 ? "" : takeQueryKey(path.slice(q), headers);
   ctx.headers = headers;
   ctx.id = headers["x-request-id"] || randomUUID();
   ctx.trace = startRequestTrace(ctx.deps.tracer, headers, ctx.spec, ctx.id);

@@ -111,6 +111,19 @@ for (const entry of ["front door", "Envoy + ext_proc"] as const) {
       assert.equal(res.text, recordedGeminiText(fixture));
     });
 
+    test("a client key in the query (?key=, Google's REST convention) never reaches the Gemini provider; the rest of the query does", async () => {
+      geminiUp.queue({ fixture: "vercel-ai/google/google-text" });
+      const res = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent?key=client-secret-key&trace=on`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hello" }] }] }),
+      });
+      assert.equal(res.status, 200);
+      const seen = geminiUp.requests.at(-1);
+      assert.equal(seen?.url, "/v1beta/models/gemini-2.5-flash:generateContent?trace=on");
+      assert.equal(JSON.stringify(seen?.headers).includes("client-secret-key"), false);
+    });
+
     test("function calling on Gemini 3: the call with its thought signature, and the next turn sends it back", async () => {
       const fixture = "vercel-ai/google/google-tool-call-gemini3";
       const recorded = loadJsonFixture(fixture) as { candidates: { content: { parts: { functionCall?: { args: unknown }; thoughtSignature?: string }[] } }[] };

@@ -144,6 +144,15 @@ for (const transport of ["front door", "envoy + ext_proc"] as const) {
         (err: unknown) => err instanceof ApiError && err.status === 401,
       );
       assert.equal(cloud.requests.length, seen + 2, "nothing upstream for a wrong key");
+      // Google's REST convention, the key in the query: read as the call key, never sent on.
+      const byQuery = await fetch(`${root}/v1beta/models/gpt-4.1-nano:generateContent?key=${keys.loop ?? ""}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: `query key via ${transport}` }] }] }),
+      });
+      assert.equal(byQuery.status, 200);
+      assert.equal(cloud.requests.length, seen + 3);
+      assert.equal(cloud.requests.at(-1)?.url, "/v1/chat/completions", "neither the key nor Gemini's query goes to an OpenAI provider");
     });
 
     test("outside the tenant's IP allowlist: 403; a model the tenant may not use: 403", async () => {
