@@ -164,3 +164,10 @@ test("shared_state: safe defaults when absent; a bad value or an unknown key nam
     bad.errors.join("\n"),
   );
 });
+
+test("organization and project are OpenAI's headers: refused on another kind, naming the field", () => {
+  assert.deepEqual(errorsOf("providers:\n  - { name: a, kind: anthropic, base_url: 'https://api.anthropic.com/v1', organization: org-1 }\n"), [
+    "providers[0].organization: only for kind openai (OpenAI's own header), not anthropic",
+  ]);
+  assert.deepEqual(errorsOf("providers:\n  - { name: o, kind: openai, base_url: 'https://api.openai.com/v1', organization: org-1, project: proj_1 }\n"), []);
+});

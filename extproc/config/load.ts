@@ -141,6 +141,10 @@ function resolveProvider(p: ProviderConfig, env: NodeJS.ProcessEnv, where: strin
   if (kind === undefined) errors.push(`${where}.kind: required (or name a preset: ${Object.keys(PRESETS).join(", ")})`);
   if (baseUrl === undefined) errors.push(`${where}.base_url: required for ${p.preset ?? kind ?? "this provider"}`);
   if (kind === "azure-openai" && p.api_version === undefined) errors.push(`${where}.api_version: required for azure-openai (e.g. '2024-10-21')`);
+  for (const field of ["organization", "project"] as const) {
+    if (p[field] !== undefined && kind !== undefined && kind !== "openai")
+      errors.push(`${where}.${field}: only for kind openai (OpenAI's own header), not ${kind}`);
+  }
   if (kind === undefined || baseUrl === undefined) return undefined;
   const key = readKey({ ...p, api_key_env: p.api_key_env ?? preset?.api_key_env }, env, where, errors);
   const url = new URL(baseUrl);
@@ -162,6 +166,8 @@ function resolveProvider(p: ProviderConfig, env: NodeJS.ProcessEnv, where: strin
   };
   if (key.value !== undefined) provider.apiKey = key.value;
   if (p.api_version !== undefined) provider.apiVersion = p.api_version;
+  if (p.organization !== undefined) provider.organization = p.organization;
+  if (p.project !== undefined) provider.project = p.project;
   return provider;
 }
 

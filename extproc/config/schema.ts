@@ -50,6 +50,13 @@ export const providerSchema = z.strictObject({
   api_version: z.string().min(1).optional(),
   api_key_env: z.string().min(1).optional(),
   api_key_file: z.string().min(1).optional(),
+  /**
+   * OpenAI's `OpenAI-Organization` and `OpenAI-Project` for Gearbox's key (kind `openai`). A
+   * client's own never go upstream: they belong to its key, and beside Gearbox's key OpenAI
+   * refuses a mismatched one (401 `mismatched_organization`).
+   */
+  organization: z.string().min(1).optional(),
+  project: z.string().min(1).optional(),
   /** Models this provider serves; a request for one of them goes here. */
   models: z.array(z.string().min(1)).default([]),
   /** Client-facing model names → the provider's model names. */

@@ -23,6 +23,9 @@ export interface Provider {
   params: ParamRules;
   /** Azure OpenAI `api-version`. */
   apiVersion?: string;
+  /** OpenAI's `OpenAI-Organization` and `OpenAI-Project` for `apiKey`. */
+  organization?: string;
+  project?: string;
   isDefault: boolean;
   /** The whole call's timeout (`timeouts.total_ms`, else `timeout_ms`). */
   timeoutMs: number;
@@ -48,15 +51,31 @@ export function plainProvider(fields: Pick<Provider, "name" | "kind" | "baseUrl"
   };
 }
 
-/** Every header a client may use to present a key: none of them is forwarded upstream. */
-export const CLIENT_CREDENTIAL_HEADERS = ["authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"];
+/**
+ * Every header a client may use to present a key, and OpenAI's organization and project that
+ * scope a key: none of them is forwarded upstream (Gearbox's key goes, scoped by the provider's
+ * own `organization` and `project`).
+ */
+export const CLIENT_CREDENTIAL_HEADERS = [
+  "authorization",
+  "x-api-key",
+  "api-key",
+  "x-goog-api-key",
+  "proxy-authorization",
+  "openai-organization",
+  "openai-project",
+];
 
-/** Request headers that carry this provider's credential. */
+/** Request headers that carry this provider's credential (and, for OpenAI, the key's organization and project). */
 export function authHeaders(provider: Provider): Record<string, string> {
   if (provider.apiKey === undefined) return {};
   switch (provider.auth) {
-    case "bearer":
-      return { authorization: `Bearer ${provider.apiKey}` };
+    case "bearer": {
+      const headers: Record<string, string> = { authorization: `Bearer ${provider.apiKey}` };
+      if (provider.organization !== undefined) headers["openai-organization"] = provider.organization;
+      if (provider.project !== undefined) headers["openai-project"] = provider.project;
+      return headers;
+    }
     case "api-key":
       return { "api-key": provider.apiKey };
     case "x-api-key":

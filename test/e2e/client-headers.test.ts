@@ -32,3 +32,33 @@ test("an Anthropic SDK call translated to OpenAI sends no anthropic-* or x-stain
     await upstream.close();
   }
 });
+
+test("the OpenAI SDK's organization and project belong to the client's key: never sent upstream; the provider's own go with Gearbox's key", async () => {
+  const upstream = await startOpenAIUpstream({ apiKey: "sk-h" });
+  const plain = await startTestGateway(testConfig(openAIProviderYaml(upstream.baseURL), { TEST_PROVIDER_KEY: "sk-h" }));
+  const scoped = await startTestGateway(
+    testConfig(
+      `providers:\n  - { name: openai, kind: openai, base_url: '${upstream.baseURL}', api_key_env: K, organization: org-gearbox, project: proj_gearbox }\n`,
+      { K: "sk-h" },
+    ),
+  );
+  try {
+    const ask = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "hi" }] };
+    const seen = () => {
+      const h = upstream.requests.at(-1)?.headers ?? {};
+      return [h.authorization, h["openai-organization"], h["openai-project"]];
+    };
+    for (const [gateway, expected] of [
+      [plain, ["Bearer sk-h", undefined, undefined]],
+      [scoped, ["Bearer sk-h", "org-gearbox", "proj_gearbox"]],
+    ] as const) {
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", organization: "org-client", project: "proj_client", maxRetries: 0 });
+      await client.chat.completions.create(ask);
+      assert.deepEqual(seen(), expected);
+    }
+  } finally {
+    await plain.close();
+    await scoped.close();
+    await upstream.close();
+  }
+});
