@@ -27,6 +27,7 @@ import { DeviceApi } from "../extproc/devices/api.ts";
 import { DeviceSlot, deviceRoutes } from "../extproc/devices/admin-routes.ts";
 import { loadPlugins } from "../extproc/routing/policy/index.ts";
 import { createLogger, logStats, type Logger } from "../common/telemetry/logger.ts";
+import { guardProcess, processFaults } from "../common/telemetry/process-faults.ts";
 import { GatewayMetrics } from "../extproc/telemetry/metrics.ts";
 import { startMetricsServer, type MetricsServer } from "../extproc/telemetry/metrics-server.ts";
 import { RequestTelemetry } from "../extproc/telemetry/request-telemetry.ts";
@@ -132,6 +133,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
   const free = await checkPorts(mode, config);
   if (!free.ok) throw new ConfigError(free.errors);
   const logger = createLogger(config.logging.level);
+  guardProcess(logger);
   // Traces of every server this mode runs (ext_proc + front door, control plane); `tracer` is undefined when off.
   const tracing = createTracing(config.telemetry.tracing, { defaultServiceName: mode === "xds" ? "gearbox-xds" : "gearbox" });
   const tracer = tracing.tracer;
@@ -232,6 +234,7 @@ export async function serve(mode: ServeMode): Promise<Running> {
     devices: deviceSlot,
     alerts: governed.governance.governor.alerts,
     log: logStats,
+    faults: processFaults,
     ...(governed.limiterStats && { limiter: governed.limiterStats }),
     sharedState: governed.sharedState,
     ...(semanticCache && semanticStore && { semantic: { stats: semanticCache.stats, size: () => semanticStore.stats() } }),

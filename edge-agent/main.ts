@@ -7,6 +7,7 @@
 import { hostname, networkInterfaces } from "node:os";
 import { parseArgs } from "node:util";
 import { createLogger, type Logger } from "../common/telemetry/logger.ts";
+import { guardProcess } from "../common/telemetry/process-faults.ts";
 import { addressError } from "../common/registry/hello.ts";
 import { advertiseAddressOf } from "./advertise.ts";
 import { connectControlPlane, type ControlPlaneClient } from "./control-plane-client.ts";
@@ -140,6 +141,7 @@ export async function runEdgeAgent(
   const engine = (values.engine ?? "llamacpp") as EngineKind;
   if (!["llamacpp", "ollama", "onnx"].includes(engine)) throw new Error(`--engine must be llamacpp, ollama or onnx, got '${engine}'`);
   const logger = createLogger(env.GEARBOX_LOG_LEVEL ?? "info", "edge-agent");
+  guardProcess(logger);
   const capacity = {
     maxConcurrent: Math.max(1, positive("max-concurrency", values["max-concurrency"], 1)),
     maxQueue: positive("max-queue", values["max-queue"], 8),

@@ -23,6 +23,8 @@ export interface MetricSources {
   alerts?: { readonly fired: number };
   /** Log lines dropped because the log's reader fell behind (`logStats` of the logger). */
   log?: { readonly dropped: number };
+  /** Unhandled promise rejections the process logged and served on (`processFaults`). */
+  faults?: { readonly unhandledRejections: number };
   /** The ext_proc server's stream counters (`ExtProcStreamStats`). */
   extProcStreams?: { readonly idleReleased: number };
   /** The semantic cache's running counters (`SemanticCache.stats`) and its store's size. */
@@ -162,7 +164,7 @@ export class GatewayMetrics {
 
   constructor(sources: MetricSources = {}, options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: "gearbox_" });
-    const { limiter, alerts, semantic, sharedState, breakers, log } = sources;
+    const { limiter, alerts, semantic, sharedState, breakers, log, faults } = sources;
     if (breakers) {
       new Gauge({
         name: "gearbox_provider_breaker_state",
@@ -237,6 +239,13 @@ export class GatewayMetrics {
         "gearbox_log_lines_dropped_total",
         "Log lines dropped because the reader of the log (stdout) fell 16 MiB behind; the gateway never waits for it.",
         () => log.dropped,
+      );
+    if (faults)
+      totalFrom(
+        this.r,
+        "gearbox_unhandled_rejections_total",
+        "Promise rejections no code handled (a Gearbox bug): each logged at error level; the process serves on.",
+        () => faults.unhandledRejections,
       );
   }
 }

@@ -43,6 +43,8 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same ports and waits until it serves. */
   start(): Promise<void>;
+  /** The process's exit code once it has exited on its own (`undefined` while it runs). */
+  readonly exitCode: number | null | undefined;
 }
 
 export { freePort };
@@ -90,6 +92,8 @@ export async function startGatewayProcess(options: {
   env: Record<string, string>;
   /** Started with `--expose-gc` and a SIGUSR2 handler that runs a full collection (`memory({ collected: true })`). */
   collectOnSignal?: boolean;
+  /** Node options before the executable (a test's `--import` preload). */
+  nodeArgs?: string[];
 }): Promise<GatewayProcess> {
   const file = path.join(options.dir, `${options.name}.yaml`);
   writeFileSync(file, options.yaml);
@@ -100,7 +104,7 @@ export async function startGatewayProcess(options: {
 
   const start = async (): Promise<void> => {
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GEARBOX_CONFIG: file, ...options.env };
-    const args = options.collectOnSignal ? ["--expose-gc", "--import", COLLECT_ON_SIGNAL, GEARBOX, options.mode] : [GEARBOX, options.mode];
+    const args = [...(options.nodeArgs ?? []), ...(options.collectOnSignal ? ["--expose-gc", "--import", COLLECT_ON_SIGNAL] : []), GEARBOX, options.mode];
     const spawned = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "inherit"] });
     child = spawned;
     createInterface({ input: spawned.stdout }).on("line", (line) => {
@@ -142,5 +146,8 @@ export async function startGatewayProcess(options: {
       await exited;
     },
     start,
+    get exitCode() {
+      return child && (child.exitCode !== null || child.signalCode !== null) ? child.exitCode : undefined;
+    },
   };
 }
