@@ -141,7 +141,9 @@ export class FrontDoorHandler {
       body = await readBody(req, this.deps.runtime.current().config.limits.max_request_bytes);
     } catch (err) {
       res.setHeader("connection", "close");
-      processor.abort("request body not read");
+      // Over the limit: recorded as the 413 the client gets; a body cut off by the client: 499.
+      if (err instanceof GatewayError) processor.fail(err);
+      else processor.abort("request body not read");
       return sendResponse(res, processor.errorResponse(err));
     }
     const decided = await processor.requestBody(body);

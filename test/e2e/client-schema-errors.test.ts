@@ -148,6 +148,31 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
         assert.equal((other.json.error as { code: string }).code, "unknown_url", "OpenAI's schema elsewhere");
       });
 
+      test("a chunked body over the size limit: 413 to the client and in its request record (not 499)", async () => {
+        const before = gateway.logs.filter((l) => l.msg === "request").length;
+        const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent++ < 8) controller.enqueue(chunk);
+            else controller.close();
+          },
+        });
+        const res = await fetch(`${base}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+          duplex: "half",
+        });
+        assert.equal(res.status, 413);
+        assert.equal(((await res.json()) as AnthropicError).error.type, "request_too_large");
+        const records = gateway.logs.filter((l) => l.msg === "request").slice(before);
+        assert.deepEqual(
+          records.map((r) => [r.status, r.error_code]),
+          [[413, "request_too_large"]],
+        );
+      });
+
       test("/v1/messages over the size limit: 413 request_too_large in Anthropic's schema", async () => {
         const { status, json } = await post(
           "/v1/messages",
