@@ -95,6 +95,7 @@ export class FrontDoorHandler {
     const bare = query < 0 ? path : path.slice(0, query);
     if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) return sendJson(res, 200, { status: "ok" });
     if (req.method === "GET" && bare === "/v1/models") return sendJson(res, 200, this.models());
+    if (req.method === "GET" && bare.startsWith("/v1/models/")) return this.model(res, bare.slice("/v1/models/".length));
     if (this.devices && bare.startsWith("/v1/device/")) return this.devices.handle(req, res);
     if (bare.startsWith(CONVERSATIONS_PATH)) {
       const answer = await conversationApi(req, bare, this.deps.conversations, this.deps.governance);
@@ -332,10 +333,29 @@ export class FrontDoorHandler {
     return { origin: provider.baseUrl, provider, cloud: provider };
   }
 
-  private models(): unknown {
+  /** `GET /v1/models/{id}` (the OpenAI SDK's `models.retrieve`): a model some provider lists, else OpenAI's 404. */
+  private model(res: http.ServerResponse, raw: string): void {
+    let id: string;
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      id = raw;
+    }
+    const found = this.models().data.find((m) => m.id === id);
+    if (found) return sendJson(res, 200, found);
+    sendError(
+      res,
+      new GatewayError(404, "invalid_request_error", `The model '${id}' does not exist or you do not have access to it.`, {
+        param: "model",
+        code: "model_not_found",
+      }),
+    );
+  }
+
+  private models(): { object: "list"; data: { id: string; object: "model"; created: number; owned_by: string }[]; endpoints: string[] } {
     const data = this.deps.runtime
       .current()
-      .config.providers.flatMap((p) => [...p.models].map((id) => ({ id, object: "model", created: 0, owned_by: p.name })));
+      .config.providers.flatMap((p) => [...p.models].map((id) => ({ id, object: "model" as const, created: 0, owned_by: p.name })));
     return { object: "list", data, endpoints: allEndpoints().map((e) => e.path) };
   }
 }

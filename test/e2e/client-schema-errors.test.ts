@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { startOpenAIUpstream, type OpenAIUpstream } from "../emulators/openai-upstream.ts";
 import { entryTo, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { PROVIDER_KEY } from "./openai-conformance.ts";
@@ -130,6 +131,20 @@ for (const transport of ["front door", "Envoy + ext_proc"] as const) {
     });
 
     if (transport === "front door") {
+      test("the OpenAI SDK's models.list and models.retrieve: the configured models; an unknown one is NotFoundError model_not_found", async () => {
+        const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 });
+        const ids: string[] = [];
+        for await (const m of openai.models.list()) ids.push(m.id);
+        assert.deepEqual(ids.sort(), ["dead-model", "gpt-4.1-nano"]);
+        assert.deepEqual(await openai.models.retrieve("gpt-4.1-nano"), { id: "gpt-4.1-nano", object: "model", created: 0, owned_by: "openai" });
+        const err = await openai.models.retrieve("no-such-model").then(
+          () => assert.fail("answered"),
+          (e: unknown) => e,
+        );
+        assert.ok(err instanceof OpenAI.NotFoundError, String(err));
+        assert.equal(err.code, "model_not_found");
+      });
+
       test("a path of Anthropic's or Google's API Gearbox does not serve: 404 in that API's schema, as its SDK reads it", async () => {
         const err = await anthropic.messages.countTokens({ model: "gpt-4.1-nano", messages: [{ role: "user", content: "hi" }] }).then(
           () => assert.fail("answered"),
