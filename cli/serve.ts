@@ -69,7 +69,7 @@ export function describe(
     lines.push(`  ext_proc gRPC   ${config.listen.host}:${ports.extProc}  (envoy.service.ext_proc.v3.ExternalProcessor, grpc.health.v1)`);
   if (ports.http !== undefined)
     lines.push(
-      `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/responses, /v1beta/models/{model}:generateContent, /v1/device/*; GET /v1/models, /healthz)`,
+      `  front door      http://${config.listen.host}:${ports.http}  (POST /v1/chat/completions, /v1/embeddings, /v1/messages, /v1/responses, /v1beta/models/{model}:generateContent, /v1/device/*; GET /v1/models, /v1/models/{id}, /healthz, /readyz)`,
     );
   if (ports.extProc !== undefined)
     lines.push(`  routing         ${follows ? `policy and edge agents from the control plane at ${follows}` : "policy and edge agents from the config file"}`);
