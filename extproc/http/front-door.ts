@@ -333,7 +333,7 @@ export class FrontDoorHandler {
     return { origin: provider.baseUrl, provider, cloud: provider };
   }
 
-  /** `GET /v1/models/{id}` (the OpenAI SDK's `models.retrieve`): a model some provider lists, else OpenAI's 404. */
+  /** `GET /v1/models/{id}` (the OpenAI SDK's `models.retrieve`): a model some provider lists or the default provider would take, else OpenAI's 404. */
   private model(res: http.ServerResponse, raw: string): void {
     let id: string;
     try {
@@ -343,6 +343,9 @@ export class FrontDoorHandler {
     }
     const found = this.models().data.find((m) => m.id === id);
     if (found) return sendJson(res, 200, found);
+    // A model no provider lists goes to the default provider, as a call for it would.
+    const fallback = this.deps.runtime.current().config.providers.find((p) => p.isDefault);
+    if (fallback && id.trim() !== "") return sendJson(res, 200, { id, object: "model", created: 0, owned_by: fallback.name });
     sendError(
       res,
       new GatewayError(404, "invalid_request_error", `The model '${id}' does not exist or you do not have access to it.`, {
