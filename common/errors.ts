@@ -58,17 +58,13 @@ export interface ErrorResponse {
  * The one place an error becomes a response. Anything that is not a `GatewayError` is an
  * internal fault: its message is not shown to the caller (it may hold internals), only logged.
  */
-export function toErrorResponse(err: unknown, requestId?: string): ErrorResponse {
+export function toErrorResponse(err: unknown, requestId?: string, body?: (error: GatewayError) => Buffer): ErrorResponse {
   const gatewayError = asGatewayError(err, requestId);
-  const body: OpenAIErrorBody = {
-    error: {
-      message: gatewayError.message,
-      type: gatewayError.type,
-      param: gatewayError.param,
-      code: gatewayError.code,
-    },
+  const openai = (e: GatewayError): Buffer => {
+    const value: OpenAIErrorBody = { error: { message: e.message, type: e.type, param: e.param, code: e.code } };
+    return Buffer.from(JSON.stringify(value));
   };
-  const bytes = Buffer.from(JSON.stringify(body));
+  const bytes = (body ?? openai)(gatewayError);
   const headers: Record<string, string> = {
     ...gatewayError.headers,
     "content-type": "application/json",

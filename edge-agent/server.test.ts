@@ -4,14 +4,13 @@
  * No model is needed: a body is refused before any model is looked up.
  */
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { connect } from "node:net";
 import { after, before, test } from "node:test";
 import { ModelRegistry } from "./registry.ts";
 import { startEdgeAgent, type EdgeAgentServer } from "./server.ts";
 import { silentLogger } from "../common/telemetry/logger.ts";
 import { openAIProviderYaml, startTestGateway, testConfig, type TestGateway } from "../test/support/gateway.ts";
 import { MAX_JSON_DEPTH } from "../common/schemas/json-depth.ts";
+import { rawExchange } from "../test/support/raw-http.ts";
 
 const unused = () => {
   throw new Error("no engine in this test");
@@ -67,14 +66,9 @@ test("the refusals are counted, and the agent keeps serving", async () => {
   assert.equal((await fetch(`http://127.0.0.1:${agent.port}/healthz`)).status, 200);
 });
 
-/** The status line and error code a server answers `bytes` with on a fresh connection. */
+/** The status and error code a server answers `bytes` with on a fresh connection. */
 async function rawAnswer(port: number, bytes: string): Promise<[number, string | undefined]> {
-  const socket = connect(port, "127.0.0.1");
-  const chunks: Buffer[] = [];
-  socket.on("data", (c: Buffer) => chunks.push(c));
-  socket.write(bytes);
-  await once(socket, "close");
-  const [head = "", body = ""] = Buffer.concat(chunks).toString("utf8").split("\r\n\r\n");
+  const [head = "", body = ""] = (await rawExchange(port, bytes)).split("\r\n\r\n");
   return [Number(head.split(" ")[1]), (JSON.parse(body) as { error?: { code?: string } }).error?.code];
 }
 

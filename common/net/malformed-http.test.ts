@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import http from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
+import { rawExchange } from "../../test/support/raw-http.ts";
 import { answerMalformedHttp } from "./malformed-http.ts";
 
 let server: http.Server;
@@ -16,15 +17,7 @@ before(async () => {
 });
 after(() => server.close());
 
-/** Sends `bytes` on a fresh connection; everything the server wrote until it closed the connection. */
-async function raw(bytes: string): Promise<string> {
-  const socket = connect(port, "127.0.0.1");
-  const chunks: Buffer[] = [];
-  socket.on("data", (c: Buffer) => chunks.push(c));
-  socket.write(bytes);
-  await once(socket, "close");
-  return Buffer.concat(chunks).toString("utf8");
-}
+const raw = (bytes: string): Promise<string> => rawExchange(port, bytes);
 
 function parsed(text: string): { status: number; headers: string; json: { error: { message: string; type: string; param: null; code: string } } } {
   const [head = "", body = ""] = text.split("\r\n\r\n");

@@ -23,14 +23,16 @@ export function allEndpoints(): readonly EndpointSpec[] {
 }
 
 /**
- * The error body of the API family `path` belongs to, for an error on a path Gearbox does not
- * serve (Anthropic's `/v1/messages/count_tokens`, Gemini's `:countTokens`): the SDK that called
- * reads it in its own schema. `undefined`: OpenAI's.
+ * The error body of the API family `path` belongs to (query string ignored), also for a path
+ * Gearbox does not serve (Anthropic's `/v1/messages/count_tokens`, Gemini's `:countTokens`), so
+ * the SDK that called reads it in its own schema. `undefined`: OpenAI's.
  */
 export function errorBodyFor(path: string): ((error: GatewayError) => Buffer) | undefined {
   const spec = endpointFor(path);
   if (spec) return spec.errorBody;
-  if (path.startsWith("/v1beta/")) return geminiErrorBody;
-  if (path === "/v1/messages" || path.startsWith("/v1/messages/") || path.startsWith("/v1/messages?")) return anthropicMessagesEndpoint.errorBody;
+  const q = path.indexOf("?");
+  const bare = q < 0 ? path : path.slice(0, q);
+  if (bare.startsWith("/v1beta/")) return geminiErrorBody;
+  if (bare.startsWith("/v1/messages/")) return anthropicMessagesEndpoint.errorBody;
   return undefined;
 }

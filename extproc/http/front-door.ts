@@ -103,10 +103,7 @@ export class FrontDoorHandler {
     }
     if (!endpointFor(path)) {
       const unknown = new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare || "/"})`, { code: "unknown_url" });
-      const response = toErrorResponse(unknown);
-      const body = errorBodyFor(bare)?.(unknown);
-      if (body) Object.assign(response, { body, headers: { ...response.headers, "content-length": String(body.length) } });
-      return sendResponse(res, response);
+      return sendResponse(res, toErrorResponse(unknown, undefined, errorBodyFor(bare)));
     }
     await this.proxy(req, res, path);
   }

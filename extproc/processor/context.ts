@@ -5,7 +5,7 @@
  * the processor (`processor.ts`) only sequences them.
  */
 import type { Usage } from "../../common/canonical/types.ts";
-import { asGatewayError, toErrorResponse, type ErrorResponse, type GatewayError } from "../../common/errors.ts";
+import { toErrorResponse, type ErrorResponse, type GatewayError } from "../../common/errors.ts";
 import type { Logger } from "../../common/telemetry/logger.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { ResponseCache } from "../cache/response-cache.ts";
@@ -185,13 +185,7 @@ export class RequestContext {
 
   /** `error` as this request's client reads errors: its endpoint's schema (Anthropic's, Gemini's), OpenAI's by default. */
   errorResponse(error: unknown): ErrorResponse {
-    const response = toErrorResponse(error, this.id || undefined);
-    const body = this.spec?.errorBody?.(asGatewayError(error, this.id || undefined));
-    if (body) {
-      response.body = body;
-      response.headers["content-length"] = String(body.length);
-    }
-    return response;
+    return toErrorResponse(error, this.id || undefined, this.spec?.errorBody);
   }
 
   /** Ends the request: settles its admission and hands its one record to telemetry (log line, metrics). */
