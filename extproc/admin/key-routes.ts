@@ -4,7 +4,7 @@
  * within the key cache's bound (5 s). The bootstrap key lives in the environment: rotate it there.
  */
 import { z } from "zod";
-import { tenantSchema } from "../config/schema.ts";
+import { tenantSchema } from "../governance/config-schema.ts";
 import { GatewayError } from "../../common/errors.ts";
 import { generateKey } from "../governance/keys.ts";
 import { isPrintable, NOT_PRINTABLE_MESSAGE } from "../../common/schemas/printable.ts";

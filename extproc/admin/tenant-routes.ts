@@ -3,7 +3,7 @@
  * `tenantSchema`), delete (which also revokes the tenant's keys). Tenants from the config file are
  * read-only here: changing or deleting one is a 409 that says to edit the file.
  */
-import { tenantSchema } from "../config/schema.ts";
+import { tenantSchema } from "../governance/config-schema.ts";
 import { GatewayError } from "../../common/errors.ts";
 import type { Tenant } from "../governance/model.ts";
 import { notFound, parseBody, requireTenantAccess, type Context, type Reply, type Route } from "./route.ts";

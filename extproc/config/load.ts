@@ -11,7 +11,8 @@ import type { Provider } from "../providers/provider.ts";
 import type { ProviderTimeouts } from "../resilience/timeouts.ts";
 import { checkFallbacks } from "../resilience/fallback-chains.ts";
 import { fail, ok, type Result } from "../../common/result.ts";
-import { configSchema, type ProviderConfig, type RawConfig } from "./schema.ts";
+import { configSchema, type RawConfig } from "./schema.ts";
+import type { ProviderConfig } from "../providers/config-schema.ts";
 
 export interface GatewayConfig extends Omit<RawConfig, "providers"> {
   providers: Provider[];
