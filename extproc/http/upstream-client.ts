@@ -4,12 +4,58 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { isIP, type Socket } from "node:net";
 import type { Abortable } from "../../common/net/call-abort.ts";
 import type { Headers } from "../processor/outcome.ts";
 
 const AGENT_OPTIONS = { keepAlive: true, keepAliveMsecs: 30_000, maxFreeSockets: 256 };
-const httpAgent = new http.Agent(AGENT_OPTIONS);
-const httpsAgent = new https.Agent(AGENT_OPTIONS);
+const httpAgent = warmFirst(new http.Agent(AGENT_OPTIONS));
+const httpsAgent = warmFirst(new https.Agent(AGENT_OPTIONS));
+
+/** The parts of Node's `Agent` (documented but untyped, and `ClientRequest.onSocket`) the warm path uses. */
+interface AgentParts {
+  addRequest(req: http.ClientRequest, options: http.RequestOptions): void;
+  getName(options: http.RequestOptions): string;
+  reuseSocket(socket: Socket, req: http.ClientRequest): void;
+  freeSockets: Record<string, Socket[] | undefined>;
+  sockets: Record<string, Socket[] | undefined>;
+}
+type AsyncHandle = { asyncReset?(resource: object): void; getProviderType?(): number };
+
+/**
+ * Node's agent with a short warm path: a call to an origin with an idle connection takes it here,
+ * as `Agent.prototype.addRequest` would, without that method's per-call copy of the options
+ * and server-name normalisation (~4 % of the front door's CPU per request at one client, paired;
+ * bench/RESULTS.md, issue 25). The pool's key is the agent's own `getName` of the request's
+ * options — the same key Node files a freed socket under, as long as the options name the TLS
+ * server themselves (`sendUpstream` does) — so a miss falls through to Node's method, which
+ * connects, queues and counts as before.
+ */
+export function warmFirst<A extends http.Agent>(agent: A): A {
+  const parts = agent as unknown as AgentParts;
+  const nodeAddRequest = parts.addRequest.bind(parts);
+  parts.addRequest = function addRequest(req, options) {
+    const name = parts.getName(options);
+    const free = parts.freeSockets[name];
+    let socket: Socket | undefined;
+    if (free !== undefined) {
+      // LIFO, Node's default scheduling; a socket closed while idle has left the list already, but
+      // one destroyed and not yet reported is skipped as Node skips it.
+      do socket = free.pop();
+      while (socket !== undefined && socket.destroyed);
+      if (free.length === 0) delete parts.freeSockets[name];
+    }
+    if (socket === undefined) return nodeAddRequest(req, options);
+    // As Node does for a reused socket: a fresh async resource (for async_hooks users), the socket
+    // out of the free list's error handling and ref'd, then handed to the request.
+    const handle = (socket as unknown as { _handle?: AsyncHandle })._handle;
+    if (typeof handle?.asyncReset === "function" && typeof handle.getProviderType === "function") handle.asyncReset({ type: handle.getProviderType(), handle });
+    parts.reuseSocket(socket, req);
+    (req as unknown as { onSocket(socket: Socket): void }).onSocket(socket);
+    (parts.sockets[name] ??= []).push(socket);
+  };
+  return agent;
+}
 
 /** Where a call goes, already split as `http.request` takes it (no URL parsed per call). */
 export interface Destination {
@@ -63,8 +109,10 @@ export function sendUpstream(
       path: target.path,
       method: "POST",
       agent: target.secure ? httpsAgent : httpAgent,
-      // Not `{ ...headers, key }`: a key after a leading spread costs ~1 µs on Node 20 (cloud-request.ts).
-      headers: Object.assign({}, headers, { "content-length": String(body.length) }),
+      // Named here, not from a Host header by Node's agent: the warm path's pool key is the TLS
+      // server's name as given (no SNI for an IP address, as Node decides).
+      ...(target.secure && { servername: isIP(target.hostname) === 0 ? target.hostname : "" }),
+      headers: headerList(target, headers, body.length),
     });
     const onAbort = () => req.destroy(aborted());
     signal.addEventListener("abort", onAbort, { once: true });
@@ -92,6 +140,29 @@ export function sendUpstream(
     });
     req.end(body);
   });
+}
+
+/**
+ * The request's header lines as Node takes them ready-made (name, value, name, value…): each
+ * still validated as it is written, without `setHeader`'s map in between (~3 µs a call at one in
+ * flight; bench/RESULTS.md, issue 25). Node adds no `Host` to a list, so it is added here as
+ * Node would: the host, bracketed when IPv6, with the port unless it is the scheme's default.
+ */
+function headerList(target: Destination, headers: Headers, length: number): string[] {
+  const list: string[] = [];
+  let host: string | undefined;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (name === "host") host = value;
+    else if (name !== "content-length") list.push(name, value);
+  }
+  if (host === undefined) {
+    host = target.hostname.includes(":") ? `[${target.hostname}]` : target.hostname;
+    if (target.port !== (target.secure ? 443 : 80)) host += `:${target.port}`;
+  }
+  list.push("content-length", String(length), "host", host);
+  return list;
 }
 
 /** Reads a whole response body. */
