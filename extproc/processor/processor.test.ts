@@ -120,6 +120,9 @@ test("request header checks: method, content-type, declared length, no body", ()
   assert.equal(statusOf(processor().requestHeaders(chatHeaders({ "content-length": "5000" }), false)), 413);
   assert.equal(statusOf(processor().requestHeaders(chatHeaders(), true)), 400);
   assert.equal(statusOf(processor().requestHeaders(chatHeaders({ "content-type": "application/json; charset=utf-8" }), false)), 0);
+  assert.equal(statusOf(processor().requestHeaders(chatHeaders({ "content-type": " Application/JSON " }), false)), 0);
+  assert.equal(statusOf(processor().requestHeaders(chatHeaders({ "content-type": "application/jsonx" }), false)), 415);
+  assert.equal(statusOf(processor().requestHeaders(chatHeaders({ "content-type": "" }), false)), 415);
 });
 
 test("streamed responses: mode switched to STREAMED, content-length dropped, forced usage chunk hidden", () => {

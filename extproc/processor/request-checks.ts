@@ -18,7 +18,9 @@ export function checkHead(spec: EndpointSpec, headers: Headers, endOfStream: boo
       headers: { allow: spec.method },
     });
   }
-  const contentType = (headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  const given = headers["content-type"];
+  // Most clients send exactly this: no split, trim or case fold to see it.
+  const contentType = given === "application/json" ? given : (given ?? "").split(";")[0]?.trim().toLowerCase();
   if (contentType !== "application/json") {
     return new GatewayError(415, "invalid_request_error", `Content-Type must be application/json, got '${headers["content-type"] ?? "(none)"}'.`, {
       code: "unsupported_media_type",

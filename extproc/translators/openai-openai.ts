@@ -126,7 +126,8 @@ function usageAtEnd(body: Buffer): Usage | undefined {
     else if (c === 0x7d && --depth === 0) break;
   }
   if (depth !== 0) return undefined;
-  const raw = readUpstreamJson(body.subarray(start, i + 1));
+  // Decoded from its range: no Buffer view made for it.
+  const raw = readUpstreamJson(body.toString("utf8", start, i + 1));
   if (!isObject(raw) || (typeof raw.prompt_tokens !== "number" && typeof raw.completion_tokens !== "number")) return undefined;
   return parseOpenAIUsage(raw);
 }
