@@ -20,12 +20,12 @@ test("destination: default ports by scheme, IPv6 brackets dropped, the path kept
 });
 
 test("sendUpstream: the path, the headers with the body's length, and the body reach the server; the caller's map is not changed", async () => {
-  const seen: { url?: string; headers?: http.IncomingHttpHeaders; body?: string } = {};
+  const seen: { url?: string; headers?: http.IncomingHttpHeaders; rawHeaders?: string[]; body?: string } = {};
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on("data", (c: Buffer) => parts.push(c));
     req.on("end", () => {
-      Object.assign(seen, { url: req.url, headers: req.headers, body: Buffer.concat(parts).toString() });
+      Object.assign(seen, { url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(parts).toString() });
       res.end("ok");
     });
   });
@@ -61,6 +61,21 @@ test("sendUpstream: the path, the headers with the body's length, and the body r
     assert.equal(seen.headers?.["content-length"], "3");
     assert.equal(seen.headers?.host, "api.example.test");
     assert.equal(seen.body, "abc");
+    // Names are case-insensitive, as `setHeader` has them: one header per name, the last value given.
+    await readAll(
+      await sendUpstream(
+        { secure: false, hostname: "127.0.0.1", port, path: "/" },
+        { "Content-Type": "text/plain", "content-type": "application/json", Host: "api.example.test", "Content-Length": "99" },
+        Buffer.from("abcd"),
+        new AbortController().signal,
+      ),
+    );
+    const raw = seen.rawHeaders ?? [];
+    const named = (name: string) => raw.filter((h, i) => i % 2 === 0 && h.toLowerCase() === name).length;
+    assert.deepEqual([named("content-type"), named("host"), named("content-length")], [1, 1, 1], raw.join(" | "));
+    assert.equal(seen.headers?.["content-type"], "application/json");
+    assert.equal(seen.headers?.host, "api.example.test");
+    assert.equal(seen.headers?.["content-length"], "4");
     // Header values are validated as before: a line break is refused, nothing is sent.
     await assert.rejects(
       sendUpstream(

@@ -145,17 +145,32 @@ export function sendUpstream(
 /**
  * The request's header lines as Node takes them ready-made (name, value, name, value…): each
  * still validated as it is written, without `setHeader`'s map in between (~3 µs a call at one in
- * flight; bench/RESULTS.md, issue 25). Node adds no `Host` to a list, so it is added here as
- * Node would: the host, bracketed when IPv6, with the port unless it is the scheme's default.
+ * flight; bench/RESULTS.md, issue 25). As with `setHeader`, names are case-insensitive: one line
+ * per name, the last value given. Node adds no `Host` to a list, so it is added here as Node
+ * would: the host, bracketed when IPv6, with the port unless it is the scheme's default.
  */
 function headerList(target: Destination, headers: Headers, length: number): string[] {
   const list: string[] = [];
   let host: string | undefined;
+  // Where each lower-cased name's value sits in `list`: made only for a map with a capital in a
+  // name (the processor's maps are lower-case; a caller's literal may not be).
+  let at: Map<string, number> | undefined;
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined) continue;
-    if (name === "host") host = value;
-    else if (name !== "content-length") list.push(name, value);
+    const key = name.toLowerCase();
+    if (at === undefined && key !== name) at = indexOf(list);
+    if (key === "host") host = value;
+    else if (key === "content-length") continue;
+    else if (at === undefined) list.push(name, value);
+    else {
+      const i = at.get(key);
+      if (i !== undefined) list[i] = value;
+      else {
+        at.set(key, list.length + 1);
+        list.push(name, value);
+      }
+    }
   }
   if (host === undefined) {
     host = target.hostname.includes(":") ? `[${target.hostname}]` : target.hostname;
@@ -163,6 +178,13 @@ function headerList(target: Destination, headers: Headers, length: number): stri
   }
   list.push("content-length", String(length), "host", host);
   return list;
+}
+
+/** The lower-cased names of a name/value list, each with its value's index. */
+function indexOf(list: readonly string[]): Map<string, number> {
+  const at = new Map<string, number>();
+  for (let i = 0; i < list.length; i += 2) at.set((list[i] as string).toLowerCase(), i + 1);
+  return at;
 }
 
 /** Reads a whole response body. */
