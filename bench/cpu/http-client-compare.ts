@@ -6,30 +6,15 @@
  *   mkdir -p /tmp/undici && cd /tmp/undici && npm init -y && npm install undici@7.30.2
  *   node --import tsx bench/cpu/http-client-compare.ts /tmp/undici/node_modules/undici/index.js
  */
-import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import http from "node:http";
+import { helloServer } from "./servers.ts";
 
 interface UndiciPool {
   request(options: object): Promise<{ body: AsyncIterable<Buffer> }>;
 }
 const { Pool } = (await import(pathToFileURL(process.argv[2] ?? "undici").href)) as { Pool: new (origin: string, options: object) => UndiciPool };
-const answer = Buffer.from(
-  JSON.stringify({
-    id: "x",
-    choices: [{ message: { role: "assistant", content: "hello ".repeat(300) } }],
-    usage: { prompt_tokens: 10, completion_tokens: 20 },
-  }),
-);
-const server = http.createServer((req, res) => {
-  req.resume();
-  req.on("end", () => {
-    res.writeHead(200, { "content-type": "application/json", "content-length": answer.length });
-    res.end(answer);
-  });
-});
-await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-const port = (server.address() as AddressInfo).port;
+const { port } = await helloServer(300);
 const body = Buffer.from(JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }));
 const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 256 });
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });

@@ -67,6 +67,29 @@ export async function recordedUpstream(): Promise<number> {
   return listen(server);
 }
 
+/**
+ * A keep-alive server that answers every request, once its body is read, with a chat completion
+ * whose content is `words` times "hello " (the client benches' upstream); resolves with its port.
+ */
+export async function helloServer(words: number): Promise<{ server: http.Server; port: number }> {
+  const answer = Buffer.from(
+    JSON.stringify({
+      id: "x",
+      choices: [{ message: { role: "assistant", content: "hello ".repeat(words) } }],
+      usage: { prompt_tokens: 10, completion_tokens: 20 },
+    }),
+  );
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": answer.length });
+      res.end(answer);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return { server, port: await listen(server) };
+}
+
 export async function bareProxy(upstream: string): Promise<number> {
   const target = new URL(upstream);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
