@@ -44,7 +44,7 @@ export interface AdmitRequest {
   /** The client-facing model (named in cost messages). */
   model: string;
   estimate: CallEstimate;
-  /** `callerFingerprint(scope, shape, canonical request)` (`runaway.ts`); absent → no runaway check. */
+  /** `callerFingerprint(scope, shape, body)` (`runaway.ts`); absent → no runaway check. */
   fingerprint?: string;
   /** How a runaway refusal names whose requests repeat (`runawayScope(…).who`); absent → the tenant. */
   repeater?: string;

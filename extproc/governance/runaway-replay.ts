@@ -11,7 +11,7 @@
  *
  * Bounded: at most `maxEntries` answers and `maxBytes` bytes (the oldest go first; an answer over
  * a quarter of `maxBytes` is not kept), each for `windowMs`. Keyed by the caller fingerprint
- * (`callerFingerprint`: tenant, caller, endpoint, model, streaming and the canonical request), so
+ * (`callerFingerprint`: tenant, caller, endpoint, model, streaming and the body), so
  * an answer is only ever replayed to the caller that got it, in the form it asked for. The memo
  * is per process: a repeat that reaches another replica than its recorded request is refused.
  */

@@ -21,6 +21,18 @@ test("a fingerprint is stable, and differs by scope and by request", () => {
   assert.notEqual(requestFingerprint("shop", body.replace("hi", "hi!")), a);
 });
 
+test("a body's bytes are fingerprinted as they are: invalid UTF-8 and formatting are not smoothed over", () => {
+  const bytes = (...b: number[]) => Buffer.from(b);
+  // Decoded as UTF-8, both would be one U+FFFD and share a fingerprint.
+  assert.notEqual(requestFingerprint("shop", bytes(0x7b, 0xff, 0x7d)), requestFingerprint("shop", bytes(0x7b, 0xfe, 0x7d)));
+  // "é" in UTF-8 and in Latin-1 are different bodies.
+  assert.notEqual(requestFingerprint("shop", Buffer.from('{"c":"é"}')), requestFingerprint("shop", Buffer.from('{"c":"é"}', "latin1")));
+  assert.equal(requestFingerprint("shop", Buffer.from('{"c":"é"}')), requestFingerprint("shop", Buffer.from('{"c":"é"}')));
+  // The same request sent pretty-printed is another body: a loop resends the same bytes.
+  const pretty = JSON.stringify(JSON.parse(body), null, 2);
+  assert.notEqual(requestFingerprint("shop", Buffer.from(pretty)), requestFingerprint("shop", Buffer.from(body)));
+});
+
 test("the caller within the tenant: the key's id, else the workload identity, else the source address, else the tenant", () => {
   const client = { address: "10.0.0.7", principal: "spiffe://cluster.local/ns/shop/sa/web" };
   assert.deepEqual(runawayScope("caller", caller("shop", "key_1"), client), { scope: "shop\nk:key_1", who: "key 'key_1' (gbx_call_Ab12…) of tenant 'shop'" });

@@ -6,9 +6,11 @@
  * `runaway_request_loop` when there is none to give, so the loop costs nothing either way.
  *
  * "Identical" is the fingerprint of the tenant, the caller within it, the endpoint, the model,
- * whether it streams, and the canonical request: the caller passes the parsed request serialized
- * again (e.g. `JSON.stringify` of the parsed body), so formatting differences of the client's
- * JSON vanish. The caller (`runaway.key: caller`, the default) is the call key's id when a key
+ * whether it streams, and the request's body as Gearbox forwards it: the bytes the client sent,
+ * or Gearbox's rewrite of them (a conversation's history, masked values). A client stuck in a
+ * loop sends the same bytes every time; the body is not serialized again for the count (that
+ * cost every admitted request a `JSON.stringify`), so two bodies that differ only in their JSON's
+ * whitespace or escapes count apart. The caller (`runaway.key: caller`, the default) is the call key's id when a key
  * was used, else the workload identity (SPIFFE principal), else the source address; identical
  * requests of different callers never count together (many users of one app may send its one
  * fixed prompt). `runaway.key: tenant` counts the whole tenant together, as before.
@@ -16,7 +18,7 @@
  * The count is one limiter `repeat` check (INCR + PEXPIRE in the same script), part of the same
  * atomic admission as the other limits; a refused request does not extend the window.
  */
-import { createHash, hash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { RawConfig } from "../config/schema.ts";
 import type { PlannedCheck } from "./limits.ts";
 import type { Caller } from "./model.ts";
@@ -28,11 +30,15 @@ import type { Caller } from "./model.ts";
 export type RunawayConfig = Pick<RawConfig["runaway"], "enable" | "window_ms" | "max_identical"> &
   Partial<Omit<RawConfig["runaway"], "enable" | "window_ms" | "max_identical">>;
 
-/** 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id) and the canonical request. */
-export function requestFingerprint(scope: string, canonicalRequest: string | Uint8Array): string {
-  // One-shot for text (every request's case): no Hash object, about half the time.
-  if (typeof canonicalRequest === "string") return hash("sha256", `${scope}\n${canonicalRequest}`, "hex").slice(0, 32);
-  return createHash("sha256").update(scope).update("\n").update(canonicalRequest).digest("hex").slice(0, 32);
+/**
+ * 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id) and a request body: text, or
+ * its bytes. Bytes are read one character per byte (Latin-1) into the one-shot hash's text, so
+ * any byte sequence has a text of its own and an ASCII body hashes alike in either form; a
+ * `Hash` object fed the scope and the bytes in turn took twice as long.
+ */
+export function requestFingerprint(scope: string, request: string | Buffer): string {
+  const text = typeof request === "string" ? request : request.toString("latin1");
+  return hash("sha256", `${scope}\n${text}`, "hex").slice(0, 32);
 }
 
 /** Who is calling, as the transport knows it (the processor's `ClientIdentity`). */
@@ -72,9 +78,9 @@ export interface RequestShape {
   stream: boolean;
 }
 
-/** The fingerprint of one caller's request (`runawayScope`), its shape and its canonical body. */
-export function callerFingerprint(scope: RunawayScope, shape: RequestShape, canonicalRequest: string): string {
-  return requestFingerprint(`${scope.scope}\n${shape.endpoint}\n${shape.model}\n${shape.stream ? "stream" : "whole"}`, canonicalRequest);
+/** The fingerprint of one caller's request (`runawayScope`), its shape and its body. */
+export function callerFingerprint(scope: RunawayScope, shape: RequestShape, body: string | Buffer): string {
+  return requestFingerprint(`${scope.scope}\n${shape.endpoint}\n${shape.model}\n${shape.stream ? "stream" : "whole"}`, body);
 }
 
 /** The runaway check for a request's fingerprint, or undefined when runaway protection is off. */

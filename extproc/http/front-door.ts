@@ -22,6 +22,7 @@ import { timeoutsOf, upstreamTimeout } from "../resilience/timeouts.ts";
 import { idleGuarded, readAllGuarded } from "../resilience/idle-guard.ts";
 import { relayStream } from "./stream-relay.ts";
 import { LOCAL_REPLY } from "../resilience/failure-cause.ts";
+import { isPending } from "../../common/step.ts";
 
 export type FrontDoor = Listening;
 
@@ -83,29 +84,42 @@ export class FrontDoorHandler {
   ) {}
 
   handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    this.route(req, res).catch((err: unknown) => {
-      this.deps.logger.error({ err }, "front door request failed");
-      sendError(res, err);
-    });
+    try {
+      this.route(req, res)?.catch((err: unknown) => this.failed(res, err));
+    } catch (err) {
+      this.failed(res, err);
+    }
   }
 
-  private async route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  private failed(res: http.ServerResponse, err: unknown): void {
+    this.deps.logger.error({ err }, "front door request failed");
+    sendError(res, err);
+  }
+
+  /**
+   * Answers a request: at once, or — a proxied call, the conversations API — with the promise of
+   * its answer. Not an async function: a proxied call costs no async frame around its own.
+   */
+  private route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> | undefined {
     const path = req.url ?? "/";
     const query = path.indexOf("?");
     const bare = query < 0 ? path : path.slice(0, query);
-    if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) return sendJson(res, 200, { status: "ok" });
-    if (req.method === "GET" && bare === "/v1/models") return sendJson(res, 200, this.models());
-    if (req.method === "GET" && bare.startsWith("/v1/models/")) return this.model(res, bare.slice("/v1/models/".length));
-    if (this.devices && bare.startsWith("/v1/device/")) return this.devices.handle(req, res);
-    if (bare.startsWith(CONVERSATIONS_PATH)) {
-      const answer = await conversationApi(req, bare, this.deps.conversations, this.deps.governance);
-      return "error" in answer ? sendError(res, answer.error) : sendJson(res, answer.status, answer.body);
-    }
-    if (!endpointFor(path)) {
+    if (req.method === "GET" && (bare === "/healthz" || bare === "/readyz")) sendJson(res, 200, { status: "ok" });
+    else if (req.method === "GET" && bare === "/v1/models") sendJson(res, 200, this.models());
+    else if (req.method === "GET" && bare.startsWith("/v1/models/")) this.model(res, bare.slice("/v1/models/".length));
+    else if (this.devices && bare.startsWith("/v1/device/")) this.devices.handle(req, res);
+    else if (bare.startsWith(CONVERSATIONS_PATH)) return this.conversations(req, res, bare);
+    else if (!endpointFor(path)) {
       const unknown = new GatewayError(404, "invalid_request_error", `Invalid URL (${req.method ?? "GET"} ${bare || "/"})`, { code: "unknown_url" });
-      return sendResponse(res, toErrorResponse(unknown, undefined, errorBodyFor(bare)));
-    }
-    await this.proxy(req, res, path);
+      sendResponse(res, toErrorResponse(unknown, undefined, errorBodyFor(bare)));
+    } else return this.proxy(req, res, path);
+    return undefined;
+  }
+
+  private async conversations(req: http.IncomingMessage, res: http.ServerResponse, bare: string): Promise<void> {
+    const answer = await conversationApi(req, bare, this.deps.conversations, this.deps.governance);
+    if ("error" in answer) sendError(res, answer.error);
+    else sendJson(res, answer.status, answer.body);
   }
 
   private async proxy(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
@@ -113,7 +127,31 @@ export class FrontDoorHandler {
     const processor = new RequestProcessor(this.deps, { transport: "front_door" });
     this.inFlight++;
     try {
-      await this.proxyWith(processor, req, res, path);
+      const headers = plainHeaders(req.headers);
+      headers[":method"] = req.method ?? "GET";
+      headers[":path"] = path;
+      headers[":scheme"] = "http";
+      headers[":authority"] = req.headers.host ?? "";
+      const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
+      // No mTLS here, so no workload identity: only the peer's IP.
+      const client = { address: canonicalIp(req.socket.remoteAddress) };
+      if (this.respondIfRejected(res, processor.requestHeaders(headers, !hasBody, client), headers)) return;
+      let body: Buffer;
+      try {
+        body = await readBody(req, this.deps.runtime.current().config.limits.max_request_bytes);
+      } catch (err) {
+        res.setHeader("connection", "close");
+        // Over the limit: recorded as the 413 the client gets; a body cut off by the client: 499.
+        if (err instanceof GatewayError) processor.fail(err);
+        else processor.abort("request body not read");
+        return sendResponse(res, processor.errorResponse(err));
+      }
+      // Awaited only when it is pending: the embedded defaults decide at once.
+      const step = processor.requestBody(body);
+      const decided = isPending(step) ? await step : step;
+      if (this.respondIfRejected(res, decided, headers)) return;
+      const mutation = decided.kind === "continue" ? decided.mutation : undefined;
+      await this.callUpstream(req, res, processor, headers, mutation?.body ?? body, mutation?.edgeEndpoint);
     } catch (err) {
       // A fault answers 500 and is still recorded as one: no request vanishes.
       processor.fail(asGatewayError(err, processor.id));
@@ -122,32 +160,6 @@ export class FrontDoorHandler {
     } finally {
       this.inFlight--;
     }
-  }
-
-  private async proxyWith(processor: RequestProcessor, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
-    const headers = plainHeaders(req.headers);
-    headers[":method"] = req.method ?? "GET";
-    headers[":path"] = path;
-    headers[":scheme"] = "http";
-    headers[":authority"] = req.headers.host ?? "";
-    const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
-    // No mTLS here, so no workload identity: only the peer's IP.
-    const client = { address: canonicalIp(req.socket.remoteAddress) };
-    if (this.respondIfRejected(res, processor.requestHeaders(headers, !hasBody, client), headers)) return;
-    let body: Buffer;
-    try {
-      body = await readBody(req, this.deps.runtime.current().config.limits.max_request_bytes);
-    } catch (err) {
-      res.setHeader("connection", "close");
-      // Over the limit: recorded as the 413 the client gets; a body cut off by the client: 499.
-      if (err instanceof GatewayError) processor.fail(err);
-      else processor.abort("request body not read");
-      return sendResponse(res, processor.errorResponse(err));
-    }
-    const decided = await processor.requestBody(body);
-    if (this.respondIfRejected(res, decided, headers)) return;
-    const mutation = decided.kind === "continue" ? decided.mutation : undefined;
-    await this.callUpstream(req, res, processor, headers, mutation?.body ?? body, mutation?.edgeEndpoint);
   }
 
   /** Applies a phase outcome to the request headers; true when it answered the client. */
@@ -204,7 +216,8 @@ export class FrontDoorHandler {
       const raw = target.cloud ? await this.readAllGuarded(upstream, target.cloud) : await readAll(upstream);
       // The answer leaves before the request's record is made (released in `finally`).
       processor.holdRecord();
-      const step = await processor.responseBody(raw, true);
+      const answered = processor.responseBody(raw, true);
+      const step = isPending(answered) ? await answered : answered;
       const out = step.kind === "continue" ? (step.mutation?.body ?? raw) : raw;
       if (step.kind === "continue") applyHeaderMutation(responseHeaders, step.mutation);
       // The processor may restate the status (a provider's 529 is a 503 to OpenAI clients).

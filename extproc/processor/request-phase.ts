@@ -226,7 +226,8 @@ function routed(ctx: RequestContext, req: RouteRequest, json: JsonObject, facts:
  */
 function admit(ctx: RequestContext, governor: Governor, caller: Caller, req: RouteRequest, json: JsonObject, routedOutcome: Outcome): Step<Outcome> {
   ctx.trace?.step("gearbox.admission");
-  const runaway = new RunawayStage(governor, caller, ctx.client, ctx.spec?.name ?? "", req.parsed, JSON.stringify(json));
+  // The body as it goes upstream: the client's bytes, or the rewrite `json` was serialized into (`reparsed`).
+  const runaway = new RunawayStage(governor, caller, ctx.client, ctx.spec?.name ?? "", req.parsed, ctx.body ?? Buffer.from(JSON.stringify(json)));
   ctx.runaway = runaway;
   const { fingerprint, who: repeater } = runaway;
   // An edge answer that may be upgraded is admitted as a cloud call: the upgrade would cost it.

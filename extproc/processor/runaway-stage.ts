@@ -40,18 +40,19 @@ export class RunawayStage {
     client: TransportIdentity,
     endpoint: string,
     parsed: ParsedCall,
-    canonicalRequest: string,
+    /** The body as it goes upstream (`governance/runaway.ts`). */
+    body: Buffer,
   ) {
     const shape = { endpoint, model: parsed.model, stream: parsed.stream };
     const own = runawayScope("caller", caller, client);
-    this.replayKey = callerFingerprint(own, shape, canonicalRequest);
+    this.replayKey = callerFingerprint(own, shape, body);
     if ((governor.runaway.key ?? "caller") === "caller") {
       this.who = own.who;
       this.fingerprint = this.replayKey;
     } else {
       const counted = runawayScope("tenant", caller, client);
       this.who = counted.who;
-      this.fingerprint = callerFingerprint(counted, shape, canonicalRequest);
+      this.fingerprint = callerFingerprint(counted, shape, body);
     }
   }
 
