@@ -6,10 +6,11 @@
  * config names (providers, aliases, prices, edge agents) or `other`; `tenant` is a configured
  * tenant. No key, prompt, user or request id is ever a label.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { gaugeFrom, totalFrom } from "../../common/telemetry/scraped.ts";
 import { registerDeviceMetrics, type DeviceStatsSource } from "./device-metrics.ts";
 import { registerSharedStateMetrics, type SharedStateSource } from "./shared-state-metrics.ts";
+import { HotCounter, HotHistogram } from "./hot-series.ts";
 
 /** Live numbers owned by other components, read at scrape time. */
 export interface MetricSources {
@@ -50,33 +51,34 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly r = [this.registry];
 
-  readonly requests = new Counter({
+  // The series every request moves are `HotCounter`s and `HotHistogram`s (`hot-series.ts`).
+  readonly requests = new HotCounter({
     name: "gearbox_requests_total",
     help: "Finished LLM API requests by endpoint, where the answer came from (edge, cloud, cache, none), model asked for, tenant and HTTP status.",
     labelNames: ["endpoint", "route", "model", "tenant", "status"],
     registers: this.r,
   });
-  readonly duration = new Histogram({
+  readonly duration = new HotHistogram({
     name: "gearbox_request_duration_seconds",
     help: "End-to-end time Gearbox saw a request take, from its headers to its last answer byte.",
     labelNames: ["endpoint", "route"],
     buckets: LATENCY_BUCKETS,
     registers: this.r,
   });
-  readonly ttft = new Histogram({
+  readonly ttft = new HotHistogram({
     name: "gearbox_time_to_first_token_seconds",
     help: "Streamed requests: time from the request to the first answer bytes sent towards the client.",
     labelNames: ["endpoint", "route"],
     buckets: TTFT_BUCKETS,
     registers: this.r,
   });
-  readonly tokens = new Counter({
+  readonly tokens = new HotCounter({
     name: "gearbox_tokens_total",
     help: "Tokens processed by models, by type (input, output), where (edge, cloud), model and tenant.",
     labelNames: ["type", "route", "model", "tenant"],
     registers: this.r,
   });
-  readonly cloudCost = new Counter({
+  readonly cloudCost = new HotCounter({
     name: "gearbox_cloud_cost_usd_total",
     help: "Cloud spend at list price (USD), cascade upgrades included.",
     labelNames: ["provider", "model", "tenant"],

@@ -42,9 +42,10 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
     return;
   }
   const route = r.route ?? "none";
-  m.requests.inc({ endpoint, route, model: modelLabel(config, r.model), tenant, status: String(r.status) });
-  m.duration.observe({ endpoint, route }, r.duration_ms / 1000);
-  if (r.ttft_ms !== undefined) m.ttft.observe({ endpoint, route }, r.ttft_ms / 1000);
+  // Label values in the order of the metric's label names (`hot-series.ts`).
+  m.requests.inc([endpoint, route, modelLabel(config, r.model), tenant, String(r.status)]);
+  m.duration.observe([endpoint, route], r.duration_ms / 1000);
+  if (r.ttft_ms !== undefined) m.ttft.observe([endpoint, route], r.ttft_ms / 1000);
   if (r.cache !== undefined) m.cache.inc({ endpoint, result: r.cache, layer: r.cache_layer ?? "none" });
   if (r.error_code !== undefined && r.status === 429 && RATE_LIMITS.has(r.error_code)) m.rateLimited.inc({ tenant, limit: r.error_code });
   if (r.runaway === "replayed") m.runawayReplays.inc({ tenant });
@@ -83,12 +84,12 @@ export function countRequest(m: GatewayMetrics, r: RequestRecord, config: Gatewa
 }
 
 function tokens(m: GatewayMetrics, route: string, model: string, tenant: string, input: number | undefined, output: number | undefined): void {
-  if (input !== undefined && input > 0) m.tokens.inc({ type: "input", route, model, tenant }, input);
-  if (output !== undefined && output > 0) m.tokens.inc({ type: "output", route, model, tenant }, output);
+  if (input !== undefined && input > 0) m.tokens.inc(["input", route, model, tenant], input);
+  if (output !== undefined && output > 0) m.tokens.inc(["output", route, model, tenant], output);
 }
 
 function cost(m: GatewayMetrics, provider: string | undefined, model: string, tenant: string, usd: number | null | undefined): void {
   if (typeof usd === "number") {
-    if (usd > 0) m.cloudCost.inc({ provider: provider ?? "unknown", model, tenant }, usd);
+    if (usd > 0) m.cloudCost.inc([provider ?? "unknown", model, tenant], usd);
   } else if (usd === null) m.unpriced.inc({ route: "cloud" });
 }
