@@ -52,7 +52,9 @@ async function main(): Promise<void> {
   for (const [name, counts] of rows) {
     const other = Object.entries(counts).filter(([type]) => !types.includes(type));
     const per = (n: number) => (n / REQUESTS).toFixed(2);
-    console.log(`| ${name} | ${types.map((type) => per(counts[type] ?? 0)).join(" | ")} | ${other.map(([type, n]) => `${type} ${per(n)}`).join(", ") || "—"} |`);
+    console.log(
+      `| ${name} | ${types.map((type) => per(counts[type] ?? 0)).join(" | ")} | ${other.map(([type, n]) => `${type} ${per(n)}`).join(", ") || "—"} |`,
+    );
   }
 }
 

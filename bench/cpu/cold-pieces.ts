@@ -50,7 +50,12 @@ function compare(cold: boolean, a: (i: number) => unknown, b: (i: number) => unk
 
 function metrics(): [(i: number) => void, (i: number) => void] {
   const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
-  const names = { requests: ["endpoint", "route", "model", "tenant", "status"], duration: ["endpoint", "route"], tokens: ["type", "route", "model", "tenant"], cost: ["provider", "model", "tenant"] };
+  const names = {
+    requests: ["endpoint", "route", "model", "tenant", "status"],
+    duration: ["endpoint", "route"],
+    tokens: ["type", "route", "model", "tenant"],
+    cost: ["provider", "model", "tenant"],
+  };
   type Config = { name: string; help: string; labelNames: string[]; registers: Registry[] };
   /** The four metrics of a cloud request, made by `counter` and `histogram` in a registry of their own. */
   const four = <C, H>(counter: (c: Config) => C, histogram: (c: Config & { buckets: number[] }) => H) => {
@@ -97,7 +102,16 @@ function metrics(): [(i: number) => void, (i: number) => void] {
 function fingerprints(): [(i: number) => void, (i: number) => void] {
   const scope = "default\na:127.0.0.1\nchat_completions\ngpt-4.1-nano\nwhole";
   const bodies = Array.from({ length: 1000 }, (_, i) =>
-    Buffer.from(JSON.stringify({ model: "gpt-4.1-nano", messages: [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: `What is the capital of France? Request ${i}.` }], max_tokens: 64 })),
+    Buffer.from(
+      JSON.stringify({
+        model: "gpt-4.1-nano",
+        messages: [
+          { role: "system", content: "You are a helpful assistant." },
+          { role: "user", content: `What is the capital of France? Request ${i}.` },
+        ],
+        max_tokens: 64,
+      }),
+    ),
   );
   const parsed = bodies.map((b) => JSON.parse(b.toString("utf8")) as unknown);
   return [
@@ -160,7 +174,9 @@ function logLines(): [(i: number) => void, (i: number) => void] {
     (i) => logger.info(records[i % 1000], "request"),
     (i) => {
       const json = JSON.stringify(records[i % 1000]);
-      stream.write(`${(l[S.lsCacheSym] as Record<number, string>)[30]}${(l[S.timeSym] as () => string)()}${l[S.chindingsSym] as string},${json.slice(1, -1)},"msg":"request"}\n`);
+      stream.write(
+        `${(l[S.lsCacheSym] as Record<number, string>)[30]}${(l[S.timeSym] as () => string)()}${l[S.chindingsSym] as string},${json.slice(1, -1)},"msg":"request"}\n`,
+      );
     },
   ];
 }
@@ -177,5 +193,7 @@ for (const [piece, nameA, nameB, make] of pieces) {
   const [a, b] = make();
   const warm = compare(false, a, b);
   const cold = compare(true, a, b);
-  console.error(`| ${piece} | ${nameA} | ${nameB} | ${warm[0].toFixed(0)} | ${warm[1].toFixed(0)} | ${cold[0].toFixed(0)} | ${cold[1].toFixed(0)} | ${((cold[1] / cold[0] - 1) * 100).toFixed(1)} % |`);
+  console.error(
+    `| ${piece} | ${nameA} | ${nameB} | ${warm[0].toFixed(0)} | ${warm[1].toFixed(0)} | ${cold[0].toFixed(0)} | ${cold[1].toFixed(0)} | ${((cold[1] / cold[0] - 1) * 100).toFixed(1)} % |`,
+  );
 }
