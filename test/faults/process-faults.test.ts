@@ -28,10 +28,12 @@ async function gateway(fault: "rejection" | "exception"): Promise<GatewayProcess
     mode: "extproc",
     ports,
     yaml: `${listenYaml(ports)}providers:\n  - { name: openai, kind: openai, base_url: 'http://127.0.0.1:1/v1' }\n`,
-    env: { GEARBOX_TEST_FAULT: fault, GEARBOX_TEST_FAULT_AFTER_MS: "1500" },
+    env: { GEARBOX_TEST_FAULT: fault },
     nodeArgs: ["--import", PLANT],
   });
   running.push(g);
+  // Serving now: the bug happens.
+  g.signal("SIGUSR2");
   return g;
 }
 

@@ -41,6 +41,8 @@ export interface GatewayProcess {
   memory(options?: { collected?: boolean }): Promise<Memory>;
   /** Sends `signal` and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends `signal` and goes on (a preload's trigger). */
+  signal(signal: NodeJS.Signals): void;
   /** Starts it again on the same ports and waits until it serves. */
   start(): Promise<void>;
   /** The process's exit code once it has exited on its own (`undefined` while it runs). */
@@ -137,6 +139,9 @@ export async function startGatewayProcess(options: {
       }
       const text = await (await fetch(metricsUrl)).text();
       return { rssMb: metric(text, "gearbox_process_resident_memory_bytes") / 2 ** 20, heapMb: metric(text, "gearbox_nodejs_heap_size_used_bytes") / 2 ** 20 };
+    },
+    signal(signal) {
+      child?.kill(signal);
     },
     async stop(signal = "SIGTERM") {
       const running = child;

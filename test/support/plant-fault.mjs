@@ -1,12 +1,12 @@
-// Preloaded into a gateway process by test/faults/process-faults.test.ts: once the process has had
-// time to start serving, plants the fault $GEARBOX_TEST_FAULT names — a promise rejected with no
-// handler ("rejection"), or an exception thrown from a timer ("exception") — standing in for a bug.
+// Preloaded into a gateway process by test/faults/process-faults.test.ts: plants the fault
+// $GEARBOX_TEST_FAULT names — a promise rejected with no handler ("rejection"), or an exception
+// thrown outside any call ("exception") — standing in for a bug, when the test sends SIGUSR2 once
+// the process serves. (A timer planted it before: on a slow host the process was not serving yet
+// when it fired, and the test saw an exit "before serving".)
 import process from "node:process";
-import { setTimeout } from "node:timers";
 
 const fault = process.env.GEARBOX_TEST_FAULT;
-const after = Number(process.env.GEARBOX_TEST_FAULT_AFTER_MS ?? "2000");
-setTimeout(() => {
+process.on("SIGUSR2", () => {
   if (fault === "rejection") void Promise.reject(new Error("planted rejection"));
   if (fault === "exception") throw new Error("planted exception");
-}, after).unref();
+});
