@@ -12,7 +12,7 @@ import http from "node:http";
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { warmFirst } from "../../extproc/http/upstream-client.ts";
-import { helloServer } from "./servers.ts";
+import { helloRequest, helloServer } from "./servers.ts";
 
 if (process.argv[2] === "server") {
   const { port } = await helloServer(50);
@@ -45,14 +45,7 @@ if (process.argv[2] === "server") {
   };
   const call = ({ agent, headers: make }: (typeof variants)[string]) =>
     new Promise<void>((resolve, reject) => {
-      const req = http.request({
-        hostname: "127.0.0.1",
-        port,
-        path: "/v1/chat/completions",
-        method: "POST",
-        agent,
-        headers: make() as http.OutgoingHttpHeaders,
-      });
+      const req = helloRequest(port, agent, make() as http.OutgoingHttpHeaders);
       req.on("response", (res) => {
         res.resume();
         res.on("end", resolve);

@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from "node:url";
 import http from "node:http";
-import { helloServer } from "./servers.ts";
+import { helloRequest, helloServer } from "./servers.ts";
 
 interface UndiciPool {
   request(options: object): Promise<{ body: AsyncIterable<Buffer> }>;
@@ -21,15 +21,7 @@ const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
 function viaHttp(): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const ac = new AbortController();
-    const req = http.request({
-      hostname: "127.0.0.1",
-      port,
-      path: "/v1/chat/completions",
-      method: "POST",
-      agent,
-      headers: { "content-type": "application/json", "content-length": String(body.length) },
-      signal: ac.signal,
-    });
+    const req = helloRequest(port, agent, { "content-type": "application/json", "content-length": String(body.length) }, ac.signal);
     req.once("response", (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));

@@ -90,6 +90,11 @@ export async function helloServer(words: number): Promise<{ server: http.Server;
   return { server, port: await listen(server) };
 }
 
+/** A POST to `helloServer`'s chat completions path on `port`, through `agent` (the client benches' call). */
+export function helloRequest(port: number, agent: http.Agent, headers: http.OutgoingHttpHeaders, signal?: AbortSignal): http.ClientRequest {
+  return http.request({ hostname: "127.0.0.1", port, path: "/v1/chat/completions", method: "POST", agent, headers, ...(signal && { signal }) });
+}
+
 export async function bareProxy(upstream: string): Promise<number> {
   const target = new URL(upstream);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });

@@ -28,6 +28,7 @@ class SeriesTable<S> {
 
   /** The series of `values` (one per label name), made the first time. */
   at(values: readonly string[]): S {
+    if (values.length !== this.names.length) throw new Error(`${values.length} label values for the ${this.names.length} labels ${this.names.join(", ")}`);
     let node = this.root;
     const last = this.names.length - 1;
     for (let i = 0; i < last; i++) {
@@ -39,7 +40,6 @@ class SeriesTable<S> {
     const leaf = values[last] as string;
     let series = node.get(leaf) as S | undefined;
     if (series === undefined) {
-      if (values.length !== this.names.length) throw new Error(`${values.length} label values for the ${this.names.length} labels ${this.names.join(", ")}`);
       const labels: Labels = {};
       for (let i = 0; i < this.names.length; i++) labels[this.names[i] as string] = values[i] as string;
       node.set(leaf, (series = this.fresh(labels)));
