@@ -144,6 +144,25 @@ test("streamed responses: mode switched to STREAMED, content-length dropped, for
   assert.equal(last?.body?.toString(), "data: [DONE]\n\n");
 });
 
+test("a stream's forced usage changes only stream_options: the client's other options, fields and message extensions go on as sent", () => {
+  const p = processor();
+  p.requestHeaders(chatHeaders(), false);
+  const sent = {
+    model: "gpt-4o",
+    stream: true,
+    stream_options: { include_obfuscation: false, include_usage: false },
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "Sure:", prefix: true },
+    ],
+    verbosity: "low",
+  };
+  const m = mutation(sync(p.requestBody(body(sent))));
+  assert.deepEqual(json(m?.body), { ...sent, stream_options: { include_obfuscation: false, include_usage: true } });
+  assert.deepEqual(Object.keys(json(m?.body)), Object.keys(sent), "the client's key order");
+  assert.equal(m?.setHeaders?.["content-length"], String(m?.body?.length));
+});
+
 test("a non-OpenAI-shaped upstream error body is replaced by an OpenAI error with the same status", () => {
   const p = processor();
   p.requestHeaders(chatHeaders(), false);

@@ -7,7 +7,6 @@
 import type { ChatRequest, EmbeddingsRequest, Usage } from "../../common/canonical/types.ts";
 import type { ParamRules } from "../providers/catalog.ts";
 import { isObject, type JsonObject } from "../../common/schemas/fields.ts";
-import { toOpenAIChatRequest } from "../../common/schemas/openai-chat-emit.ts";
 import { parseOpenAIUsage } from "../../common/schemas/openai-chat-response.ts";
 import { toOpenAIEmbeddingsRequest } from "../../common/schemas/openai-embeddings.ts";
 import { SseParser, sseData, type SseEvent } from "../../common/schemas/sse.ts";
@@ -54,21 +53,37 @@ function applyParams(body: JsonObject, params: ParamRules): boolean {
 
 const hasRules = (p: ParamRules) => (p.drop?.length ?? 0) > 0 || Object.keys(p.rename ?? {}).length > 0;
 
-export function planOpenAIToOpenAIChat(req: ChatRequest, ctx: BackendContext, route: OpenAIRoute): CallPlan {
+/**
+ * The client's body goes on as it came unless something must change, and what changes is
+ * changed in the client's own JSON (`raw`, the request as Gearbox forwards it: a conversation's
+ * history in front, masked values masked): the model name, `stream_options.include_usage` when
+ * Gearbox needs the usage and the client did not ask for it (the options the client did give
+ * kept), the provider's parameter differences. Every other field — one Gearbox's canonical form
+ * has no place for, a message's own extension — stays where the client put it.
+ */
+export function planOpenAIToOpenAIChat(req: ChatRequest, raw: JsonObject, ctx: BackendContext, route: OpenAIRoute): CallPlan {
   const forceUsage = ctx.forceStreamUsage && req.stream && req.includeUsage !== true;
-  let body: Buffer | undefined;
-  if (req.model !== ctx.upstreamModel || forceUsage || hasRules(route.params)) {
-    const upstream: ChatRequest = Object.assign({}, req, { model: ctx.upstreamModel });
-    if (forceUsage) upstream.includeUsage = true;
-    const json = toOpenAIChatRequest(upstream);
-    const changed = applyParams(json, route.params);
-    if (changed || req.model !== ctx.upstreamModel || forceUsage) body = Buffer.from(JSON.stringify(json));
-  }
+  const body = openAIChatBody(raw, req.model === ctx.upstreamModel ? undefined : ctx.upstreamModel, forceUsage, route.params);
   return {
     upstream: body ? { path: route.path, headers: JSON_HEADERS, body } : { path: route.path, headers: JSON_HEADERS },
     response: readJsonResponse,
     stream: () => new OpenAIStream(forceUsage),
   };
+}
+
+/**
+ * The upstream body when something in the client's must change — `model` renamed, usage forced
+ * on a stream, the provider's parameter rules — changed in a copy of the client's JSON; `undefined`
+ * when the client's bytes go as they are.
+ */
+export function openAIChatBody(raw: JsonObject, model: string | undefined, forceUsage: boolean, params: ParamRules): Buffer | undefined {
+  if (model === undefined && !forceUsage && !hasRules(params)) return undefined;
+  // A copy: `raw` is the request's own (its cache key, a fallback's plan, a shadow call).
+  const json: JsonObject = Object.assign({}, raw);
+  if (model !== undefined) json.model = model;
+  if (forceUsage) json.stream_options = Object.assign({}, isObject(raw.stream_options) ? raw.stream_options : undefined, { include_usage: true });
+  const changed = applyParams(json, params);
+  return changed || model !== undefined || forceUsage ? Buffer.from(JSON.stringify(json)) : undefined;
 }
 
 export function planOpenAIToOpenAIEmbeddings(req: EmbeddingsRequest, ctx: BackendContext, route: OpenAIRoute): CallPlan {

@@ -14,6 +14,7 @@ import { planOpenAIToOpenAIChat } from "./openai-openai.ts";
 const RECORDED = readFileSync(new URL("../../test/fixtures/vercel-ai/openai/openai-text.json", import.meta.url));
 const plan = planOpenAIToOpenAIChat(
   { model: "m", messages: [], stream: false } as unknown as ChatRequest,
+  { model: "m", messages: [] },
   { upstreamModel: "m", forceStreamUsage: true },
   { path: "/chat/completions", params: {} },
 );

@@ -96,3 +96,34 @@ void test("an unknown client schema or provider kind throws rather than taking a
   assert.throws(() => planChat("openai", provider("bedrock" as ProviderKind), chatRequest(), { ...RAW }, CTX), /Unhandled provider kind: "bedrock"/);
   assert.throws(() => planEmbeddings(provider("bedrock" as ProviderKind), embeddingsRequest(), CTX), /Unhandled provider kind: "bedrock"/);
 });
+
+void test("OpenAI → OpenAI-compatible: the model renamed and the provider's rules applied in the client's own JSON, every other field kept", () => {
+  const raw = {
+    model: "m",
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "Sure:", prefix: true },
+    ],
+    seed: 7,
+    logit_bias: { "42": 1 },
+    verbosity: "low",
+  };
+  const parsed = parseOpenAIChatRequest(raw);
+  assert.ok(parsed.ok);
+  const mistral = plainProvider({
+    name: "mistral",
+    kind: "openai-compatible",
+    baseUrl: new URL("http://127.0.0.1:1/v1"),
+    timeoutMs: 1000,
+    params: { drop: ["logit_bias"], rename: { seed: "random_seed" } },
+  });
+  const plan = planChat("openai", mistral, parsed.value, raw, CTX);
+  assert.deepEqual(JSON.parse(plan.upstream.body?.toString("utf8") ?? "null"), {
+    model: "up-m",
+    messages: raw.messages,
+    verbosity: "low",
+    random_seed: 7,
+  });
+  assert.deepEqual(raw.model, "m", "the client's JSON itself is left as it was");
+  assert.ok("logit_bias" in raw);
+});

@@ -57,7 +57,7 @@ function openAIPath(operation: "chat/completions" | "embeddings", provider: Prov
 }
 
 const FROM_OPENAI: Readonly<Record<BackendProtocol, ChatPlanner>> = {
-  openai: (c) => planOpenAIToOpenAIChat(c.req, c.ctx, openAIPath("chat/completions", c.provider, c.ctx)),
+  openai: (c) => planOpenAIToOpenAIChat(c.req, c.raw, c.ctx, openAIPath("chat/completions", c.provider, c.ctx)),
   anthropic: (c) => planOpenAIToAnthropic(c.req, c.ctx),
   gemini: (c) => planOpenAIToGemini(c.req, c.ctx),
   ollama: (c) => planOpenAIToOllama(c.req, c.ctx),
