@@ -16,9 +16,9 @@
  *   of the record written to pino's destination (not shipped: ~1 µs less cold here, but with the
  *   checks a real replacement needs — level, a logger pino would change — it measured 8.3 against
  *   pino's 7.8 µs cold in a one-off, and it would reach into pino through `pino.symbols`).
- * - OpenAI stream's upstream body (usage forced): the canonical request written out as OpenAI's
- *   JSON again, as before the seventeenth pass, and the client's JSON with `stream_options` set
- *   (what ships, `translators/openai-openai.ts`).
+ * - OpenAI stream's upstream body (usage forced), a short request and a 40-message conversation:
+ *   the canonical request written out as OpenAI's JSON again, as before the seventeenth pass, and
+ *   `stream_options` added to the client's bytes (what ships, `translators/openai-openai.ts`).
  */
 import { hash } from "node:crypto";
 import { Counter, Histogram, Registry } from "prom-client";
@@ -188,36 +188,45 @@ function logLines(): [(i: number) => void, (i: number) => void] {
   ];
 }
 
-function streamBodies(): [(i: number) => void, (i: number) => void] {
-  // Parsed from bytes, as the front door has them (objects of JSON.parse's own shapes).
-  const raws = Array.from(
-    { length: 1000 },
-    (_, i) =>
-      JSON.parse(
+/** A streamed OpenAI request of `turns` messages (a conversation's history) as the front door has it: its bytes, parsed. */
+function streamBodies(turns: number): () => [(i: number) => void, (i: number) => void] {
+  return () => {
+    const sent = Array.from({ length: 1000 }, (_, i) =>
+      Buffer.from(
         JSON.stringify({
           model: "gpt-4.1-nano",
           messages: [
             { role: "system", content: "You are a helpful assistant." },
+            ...Array.from({ length: turns - 2 }, (_, t) => ({
+              role: t % 2 ? "assistant" : "user",
+              content: `Turn ${t}: ${"Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(8)}`,
+            })),
             { role: "user", content: `Write a haiku about request ${i}.` },
           ],
           max_tokens: 64,
           stream: true,
         }),
-      ) as JsonObject,
-  );
-  const reqs = raws.map((raw) => {
-    const read = parseOpenAIChatRequest(raw);
-    if (!read.ok) throw new Error("the bench's request did not parse");
-    return Object.assign(read.value, { includeUsage: true });
-  });
-  return [(i) => Buffer.from(JSON.stringify(toOpenAIChatRequest(reqs[i % 1000]!))), (i) => openAIChatBody(raws[i % 1000]!, undefined, true, {})];
+      ),
+    );
+    const raws = sent.map((bytes) => JSON.parse(bytes.toString("utf8")) as JsonObject);
+    const reqs = raws.map((raw) => {
+      const read = parseOpenAIChatRequest(raw);
+      if (!read.ok) throw new Error("the bench's request did not parse");
+      return Object.assign(read.value, { includeUsage: true });
+    });
+    return [
+      (i) => Buffer.from(JSON.stringify(toOpenAIChatRequest(reqs[i % 1000]!))),
+      (i) => openAIChatBody(raws[i % 1000]!, undefined, true, {}, sent[i % 1000]),
+    ];
+  };
 }
 
 const pieces: [string, string, string, () => [(i: number) => void, (i: number) => void]][] = [
   ["metrics, five series", "prom-client", "hot series (ships)", metrics],
   ["runaway fingerprint", "body serialized again", "body's bytes (ships)", fingerprints],
   ["request log line", "pino (ships)", "one JSON.stringify", logLines],
-  ["OpenAI stream's upstream body", "canonical written out", "client's JSON, stream_options set (ships)", streamBodies],
+  ["OpenAI stream's upstream body, 2 messages", "canonical written out", "option added to the bytes (ships)", streamBodies(2)],
+  ["… 40 messages (~20 KB)", "canonical written out", "option added to the bytes (ships)", streamBodies(40)],
 ];
 console.error(`# Pieces of a request, warm and cold — ${new Date().toISOString()} — node ${process.version}; ns per call, medians of 12 alternating blocks\n`);
 console.error("| piece | A | B | A warm | B warm | A cold | B cold | B against A, cold |");

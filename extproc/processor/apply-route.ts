@@ -10,7 +10,7 @@ import { RequestFailover } from "../resilience/request-failover.ts";
 import type { CloudRoute, Route } from "../routing/route.ts";
 import { ROUTE_HEADER } from "../routing/route-header.ts";
 import type { JsonObject } from "../../common/schemas/fields.ts";
-import { cloudCall, type CloudCall } from "./cloud-request.ts";
+import { cloudCall, type CloudCall, type CloudCallRequest } from "./cloud-request.ts";
 import type { RequestContext } from "./context.ts";
 import type { Outcome } from "./outcome.ts";
 import type { BackendProtocol } from "../translators/select.ts";
@@ -59,21 +59,20 @@ function steered(ctx: RequestContext, route: CloudRoute): { call: CloudCall; fai
   const parsed = ctx.parsed;
   if (!parsed) throw new Error("a route is only decided for a parsed call");
   const primary = { provider: route.provider, upstreamModel: route.upstreamModel, reason: route.reason };
-  const client = { headers: ctx.headers, protocol: clientProtocol(ctx.spec?.name) };
-  const call = cloudCall(primary, parsed, ctx.query, ctx.id, CONTROL_HEADERS, ctx.rewrittenBody, client);
+  const request: CloudCallRequest = {
+    query: ctx.query,
+    requestId: ctx.id,
+    strip: CONTROL_HEADERS,
+    body: ctx.body,
+    rewritten: ctx.rewrittenBody !== undefined,
+    client: { headers: ctx.headers, protocol: clientProtocol(ctx.spec?.name) },
+  };
+  const call = cloudCall(primary, parsed, request);
   if ("error" in call) return { call };
   const failover = new RequestFailover({ config: ctx.config, health: ctx.snapshot.providerHealth, parsed, primary, chain: route.chain });
   const member = failover.steer();
   if (!member) return { call, failover };
-  const steer = cloudCall(
-    { provider: member.provider, upstreamModel: member.upstreamModel, reason: `fallback;${route.reason}` },
-    parsed,
-    ctx.query,
-    ctx.id,
-    CONTROL_HEADERS,
-    ctx.rewrittenBody,
-    client,
-  );
+  const steer = cloudCall({ provider: member.provider, upstreamModel: member.upstreamModel, reason: `fallback;${route.reason}` }, parsed, request);
   return { call: "error" in steer ? call : steer, failover };
 }
 

@@ -13,29 +13,32 @@ import { foreignClientHeaders } from "../translators/client-headers.ts";
 import { backendProtocol, type BackendProtocol } from "../translators/select.ts";
 import type { Headers, Mutation } from "./outcome.ts";
 
+/** The request a cloud call is made for, as the plan and the mutation need it. */
+export interface CloudCallRequest {
+  /** The client's query string: kept on the upstream path when the provider speaks the client's API. */
+  query: string;
+  requestId: string;
+  /** Gearbox's control headers, never forwarded. */
+  strip: readonly string[];
+  /** The request's bytes as they stand (the client's, or Gearbox's rewrite of them): what the plan reads and may change. */
+  body: Buffer | undefined;
+  /** Whether `body` is Gearbox's rewrite (a kept conversation's history, masked values): then it is sent when the plan leaves the body as it is. */
+  rewritten: boolean;
+  /** The client's headers and API, whose own headers a provider of another API does not get. */
+  client?: { headers: Headers; protocol: BackendProtocol };
+}
+
 export type CloudCall = { decision: ProviderRoute; plan: CallPlan; mutation: Mutation } | { decision: ProviderRoute; error: GatewayError };
 
 /**
  * The plan and mutation that send `parsed` where `decision` says (a fallback member too).
- * `query`: the client's query string (kept on the upstream path when the provider speaks the
- * client's API); `strip`: Gearbox's control
- * headers, never forwarded; `rewritten`: the body Gearbox wrote in place of the client's (a kept
- * conversation's history), sent when the plan leaves the body as it is; `client`: the client's
- * headers and API, whose own headers a provider of another API does not get.
  */
-export function cloudCall(
-  decision: ProviderRoute,
-  parsed: ParsedCall,
-  query: string,
-  requestId: string,
-  strip: readonly string[],
-  rewritten?: Buffer,
-  client?: { headers: Headers; protocol: BackendProtocol },
-): CloudCall {
+export function cloudCall(decision: ProviderRoute, parsed: ParsedCall, request: CloudCallRequest): CloudCall {
+  const { query, requestId, strip, body: current, rewritten, client } = request;
   const { provider, upstreamModel } = decision;
   let plan: CallPlan;
   try {
-    plan = parsed.plan(provider, { upstreamModel, forceStreamUsage: true });
+    plan = parsed.plan(provider, current ? { upstreamModel, forceStreamUsage: true, clientBody: current } : { upstreamModel, forceStreamUsage: true });
   } catch (err) {
     if (err instanceof GatewayError) return { decision, error: err };
     throw err;
@@ -58,7 +61,7 @@ export function cloudCall(
   const foreign = client && client.protocol !== target ? foreignClientHeaders(Object.keys(client.headers), client.protocol, target) : [];
   const removeHeaders = [...strip, ...[...CLIENT_CREDENTIAL_HEADERS, ...foreign].filter((h) => setHeaders[h] === undefined)];
   const mutation: Mutation = { setHeaders, removeHeaders, clearRouteCache: true };
-  const body = upstream.body ?? rewritten;
+  const body = upstream.body ?? (rewritten ? current : undefined);
   if (body) {
     mutation.body = body;
     setHeaders["content-length"] = String(body.length);

@@ -128,8 +128,10 @@ test("request header checks: method, content-type, declared length, no body", ()
 test("streamed responses: mode switched to STREAMED, content-length dropped, forced usage chunk hidden", () => {
   const p = processor();
   p.requestHeaders(chatHeaders(), false);
-  const m = mutation(sync(p.requestBody(body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true }))));
+  const sent = body({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true });
+  const m = mutation(sync(p.requestBody(sent)));
   assert.deepEqual(json(m?.body).stream_options, { include_usage: true });
+  assert.equal(m?.body?.toString(), `${sent.toString().slice(0, -1)},"stream_options":{"include_usage":true}}`, "added to the client's own bytes");
   const headers = p.responseHeaders({ ":status": "200", "content-type": "text/event-stream", "content-length": "999" }, false);
   assert.ok(headers.kind === "continue" && headers.streamResponseBody);
   assert.deepEqual(mutation(headers)?.removeHeaders, ["content-length"]);

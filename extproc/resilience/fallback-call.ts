@@ -62,7 +62,7 @@ export async function fallBack(members: readonly FallbackMember[], ctx: Fallback
     const upstreamModel = member.kind === "edge" ? member.model : member.upstreamModel;
     let plan: CallPlan;
     try {
-      plan = ctx.parsed.plan(provider, { upstreamModel, forceStreamUsage: true });
+      plan = ctx.parsed.plan(provider, { upstreamModel, forceStreamUsage: true, clientBody: ctx.clientBody });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       ctx.log.failed(provider.name, "unsupported");

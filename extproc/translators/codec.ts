@@ -15,6 +15,12 @@ export interface BackendContext {
   upstreamModel: string;
   /** Ask the backend for usage on streams even if the client did not (cost accounting). */
   forceStreamUsage: boolean;
+  /**
+   * The bytes the client's JSON was read from — the body as it goes upstream when nothing in it
+   * changes — when the caller has them: a same-API plan may change them in place instead of
+   * writing the JSON out again (`openai-openai.ts`).
+   */
+  clientBody?: Buffer;
 }
 
 /** Canonical chat ⇄ one provider API. */

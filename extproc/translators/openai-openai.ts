@@ -63,7 +63,7 @@ const hasRules = (p: ParamRules) => (p.drop?.length ?? 0) > 0 || Object.keys(p.r
  */
 export function planOpenAIToOpenAIChat(req: ChatRequest, raw: JsonObject, ctx: BackendContext, route: OpenAIRoute): CallPlan {
   const forceUsage = ctx.forceStreamUsage && req.stream && req.includeUsage !== true;
-  const body = openAIChatBody(raw, req.model === ctx.upstreamModel ? undefined : ctx.upstreamModel, forceUsage, route.params);
+  const body = openAIChatBody(raw, req.model === ctx.upstreamModel ? undefined : ctx.upstreamModel, forceUsage, route.params, ctx.clientBody);
   return {
     upstream: body ? { path: route.path, headers: JSON_HEADERS, body } : { path: route.path, headers: JSON_HEADERS },
     response: readJsonResponse,
@@ -74,10 +74,16 @@ export function planOpenAIToOpenAIChat(req: ChatRequest, raw: JsonObject, ctx: B
 /**
  * The upstream body when something in the client's must change — `model` renamed, usage forced
  * on a stream, the provider's parameter rules — changed in a copy of the client's JSON; `undefined`
- * when the client's bytes go as they are.
+ * when the client's bytes go as they are. Usage forced and nothing else, on a request without
+ * `stream_options`: the option is added to the client's bytes (`clientBody`) at their end, with
+ * no serialization of the request (~45 µs for a 20 KB conversation, bench/RESULTS.md).
  */
-export function openAIChatBody(raw: JsonObject, model: string | undefined, forceUsage: boolean, params: ParamRules): Buffer | undefined {
+export function openAIChatBody(raw: JsonObject, model: string | undefined, forceUsage: boolean, params: ParamRules, clientBody?: Buffer): Buffer | undefined {
   if (model === undefined && !forceUsage && !hasRules(params)) return undefined;
+  if (model === undefined && forceUsage && !hasRules(params) && clientBody && !("stream_options" in raw)) {
+    const spliced = withLastMember(clientBody, USAGE_OPTION);
+    if (spliced) return spliced;
+  }
   // A copy: `raw` is the request's own (its cache key, a fallback's plan, a shadow call).
   const json: JsonObject = Object.assign({}, raw);
   if (model !== undefined) json.model = model;
@@ -85,6 +91,27 @@ export function openAIChatBody(raw: JsonObject, model: string | undefined, force
   const changed = applyParams(json, params);
   return changed || model !== undefined || forceUsage ? Buffer.from(JSON.stringify(json)) : undefined;
 }
+
+const USAGE_OPTION = Buffer.from('"stream_options":{"include_usage":true}');
+
+/**
+ * The JSON object in `bytes` with `member` (`"key":value`) added as its last member; `undefined`
+ * when the bytes do not end as an object does. The last byte of a JSON object's text but
+ * whitespace is its closing brace, and a member before it needs a comma.
+ */
+export function withLastMember(bytes: Buffer, member: Buffer): Buffer | undefined {
+  let close = bytes.length - 1;
+  while (close >= 0 && isSpace(bytes[close])) close--;
+  if (close <= 0 || bytes[close] !== 0x7d /* } */) return undefined;
+  let before = close - 1;
+  while (before >= 0 && isSpace(bytes[before])) before--;
+  if (before < 0) return undefined;
+  const head = bytes.subarray(0, close);
+  return Buffer.concat(bytes[before] === 0x7b /* { */ ? [head, member, CLOSE] : [head, COMMA, member, CLOSE]);
+}
+
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("}");
 
 export function planOpenAIToOpenAIEmbeddings(req: EmbeddingsRequest, ctx: BackendContext, route: OpenAIRoute): CallPlan {
   const json = req.model === ctx.upstreamModel ? undefined : toOpenAIEmbeddingsRequest(Object.assign({}, req, { model: ctx.upstreamModel }));
