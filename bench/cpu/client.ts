@@ -33,6 +33,8 @@ export interface HttpRun {
   requests: number;
   stream: boolean;
   headers?: Record<string, string>;
+  /** Messages per request (default 2: a system prompt and the question); more make a conversation's history. */
+  turns?: number;
 }
 export interface ExtProcRun {
   kind: "extproc";
@@ -41,6 +43,7 @@ export interface ExtProcRun {
   requests: number;
   /** The upstream answer handed to the processor as the response body. */
   answer: string;
+  turns?: number;
 }
 export type Run = HttpRun | ExtProcRun;
 export interface Result {
@@ -61,12 +64,15 @@ export interface Result {
 let counter = 0;
 /** `override_message_timeout` messages received (extra messages a processor sent). */
 let overrides = 0;
-const body = (stream: boolean): Buffer =>
+/** A history turn of ~460 characters, as in a chat that went on for a while. */
+const HISTORY = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(8);
+const body = (stream: boolean, turns = 2): Buffer =>
   Buffer.from(
     JSON.stringify({
       model: "gpt-4.1-nano",
       messages: [
         { role: "system", content: "Be brief." },
+        ...Array.from({ length: turns - 2 }, (_, t) => ({ role: t % 2 ? "assistant" : "user", content: `Turn ${t}: ${HISTORY}` })),
         { role: "user", content: `Invent holiday number ${++counter} and describe it.` },
       ],
       temperature: 0.2,
@@ -123,7 +129,7 @@ function httpRun(run: HttpRun): Promise<Result> {
   const ms = (ns: bigint) => Number(ns) / 1e6;
   const once = (): Promise<Times> =>
     new Promise((resolve, reject) => {
-      const payload = body(run.stream);
+      const payload = body(run.stream, run.turns);
       const t0 = process.hrtime.bigint();
       const req = http.request(
         url,
@@ -173,7 +179,7 @@ function extProcRun(run: ExtProcRun): Promise<Result> {
   const processor = client;
   const once = (): Promise<Times> =>
     new Promise((resolve, reject) => {
-      const payload = body(false);
+      const payload = body(false, run.turns);
       const t0 = performance.now();
       const call = processor.Process();
       const requestHead = HeaderMap.of([

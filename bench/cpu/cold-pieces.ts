@@ -11,7 +11,11 @@
  * - metrics: the five series a cloud request moves, on prom-client's own Counter/Histogram and on
  *   the hot series Gearbox ships (`telemetry/hot-series.ts`).
  * - runaway fingerprint: SHA-256 over the parsed body serialized again, and over the body's bytes
- *   (what ships, `governance/runaway.ts`).
+ *   read as Latin-1 text (the sixteenth pass); then that, and a hash fed the scope and the bytes as
+ *   they are (what ships since the seventeenth, `governance/runaway.ts`), short and ~20 KB.
+ * - token estimate of a chat (admission's reservation): every character's code tested against the
+ *   CJK ranges, and a regular-expression test first (what ships, `governance/limits.ts`); the
+ *   estimate that ships also counts the output and the price, the "before" only the text.
  * - request log line: pino's `logger.info(record)`, and the same line made by one `JSON.stringify`
  *   of the record written to pino's destination (not shipped: ~1 µs less cold here, but with the
  *   checks a real replacement needs — level, a logger pino would change — it measured 8.3 against
@@ -29,6 +33,9 @@ import type { JsonObject } from "../../common/schemas/fields.ts";
 import { parseOpenAIChatRequest } from "../../common/schemas/openai-chat-request.ts";
 import { toOpenAIChatRequest } from "../../common/schemas/openai-chat-emit.ts";
 import { openAIChatBody } from "../../extproc/translators/openai-openai.ts";
+import { requestFingerprint } from "../../extproc/governance/runaway.ts";
+import { estimateChat, tokensByCharacter } from "../../extproc/governance/limits.ts";
+import type { ChatRequest } from "../../common/canonical/types.ts";
 
 const TRASH = new Uint8Array(4 << 20);
 const sweep = () => {
@@ -106,25 +113,65 @@ function metrics(): [(i: number) => void, (i: number) => void] {
   ];
 }
 
-function fingerprints(): [(i: number) => void, (i: number) => void] {
-  const scope = "default\na:127.0.0.1\nchat_completions\ngpt-4.1-nano\nwhole";
-  const bodies = Array.from({ length: 1000 }, (_, i) =>
+/** Request bodies of `turns` messages (a conversation's history after the first two), one non-ASCII character in each. */
+function requestBodies(turns: number, stream: boolean): Buffer[] {
+  return Array.from({ length: 1000 }, (_, i) =>
     Buffer.from(
       JSON.stringify({
         model: "gpt-4.1-nano",
         messages: [
           { role: "system", content: "You are a helpful assistant." },
-          { role: "user", content: `What is the capital of France? Request ${i}.` },
+          ...Array.from({ length: turns - 2 }, (_, t) => ({
+            role: t % 2 ? "assistant" : "user",
+            content: `Turn ${t}: ${"Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(8)}`,
+          })),
+          { role: "user", content: `What is the capital of France? Café ${i}.` },
         ],
         max_tokens: 64,
+        ...(stream && { stream: true }),
       }),
     ),
   );
+}
+
+const FINGERPRINT_SCOPE = "default\na:127.0.0.1\nchat_completions\ngpt-4.1-nano\nwhole";
+
+/** The sixteenth pass's change: the parsed body serialized again, then its bytes read as Latin-1 text into the one-shot hash. */
+function fingerprints(): [(i: number) => void, (i: number) => void] {
+  const bodies = requestBodies(2, false);
   const parsed = bodies.map((b) => JSON.parse(b.toString("utf8")) as unknown);
   return [
-    (i) => hash("sha256", `${scope}\n${JSON.stringify(parsed[i % 1000])}`, "hex").slice(0, 32),
-    (i) => hash("sha256", `${scope}\n${(bodies[i % 1000] as Buffer).toString("latin1")}`, "hex").slice(0, 32),
+    (i) => hash("sha256", `${FINGERPRINT_SCOPE}\n${JSON.stringify(parsed[i % 1000])}`, "hex").slice(0, 32),
+    (i) => hash("sha256", `${FINGERPRINT_SCOPE}\n${bodies[i % 1000]!.toString("latin1")}`, "hex").slice(0, 32),
   ];
+}
+
+/** The seventeenth pass's: the bytes read as Latin-1 text into the one-shot hash, then the scope and the bytes as they are (ships). */
+function fingerprintBytes(turns: number): () => [(i: number) => void, (i: number) => void] {
+  return () => {
+    const bodies = requestBodies(turns, false);
+    return [
+      (i) => hash("sha256", `${FINGERPRINT_SCOPE}\n${bodies[i % 1000]!.toString("latin1")}`, "hex").slice(0, 32),
+      (i) => requestFingerprint(FINGERPRINT_SCOPE, bodies[i % 1000]!),
+    ];
+  };
+}
+
+/** A chat's token estimate over a conversation of `turns` messages (what admission reserves). */
+function tokenEstimates(turns: number): () => [(i: number) => void, (i: number) => void] {
+  return () => {
+    const reqs = requestBodies(turns, false).map((b) => {
+      const read = parseOpenAIChatRequest(JSON.parse(b.toString("utf8")));
+      if (!read.ok) throw new Error("the bench's request did not parse");
+      return read.value;
+    });
+    const contentTokens = (req: ChatRequest, count: (text: string) => number) => {
+      let n = 0;
+      for (const m of req.messages) n += 4 + (typeof m.content === "string" ? count(m.content) : 0);
+      return n;
+    };
+    return [(i) => contentTokens(reqs[i % 1000]!, tokensByCharacter), (i) => estimateChat(reqs[i % 1000]!, undefined)];
+  };
 }
 
 function logLines(): [(i: number) => void, (i: number) => void] {
@@ -188,26 +235,10 @@ function logLines(): [(i: number) => void, (i: number) => void] {
   ];
 }
 
-/** A streamed OpenAI request of `turns` messages (a conversation's history) as the front door has it: its bytes, parsed. */
+/** A streamed OpenAI request of `turns` messages as the front door has it: its bytes, parsed. */
 function streamBodies(turns: number): () => [(i: number) => void, (i: number) => void] {
   return () => {
-    const sent = Array.from({ length: 1000 }, (_, i) =>
-      Buffer.from(
-        JSON.stringify({
-          model: "gpt-4.1-nano",
-          messages: [
-            { role: "system", content: "You are a helpful assistant." },
-            ...Array.from({ length: turns - 2 }, (_, t) => ({
-              role: t % 2 ? "assistant" : "user",
-              content: `Turn ${t}: ${"Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(8)}`,
-            })),
-            { role: "user", content: `Write a haiku about request ${i}.` },
-          ],
-          max_tokens: 64,
-          stream: true,
-        }),
-      ),
-    );
+    const sent = requestBodies(turns, true);
     const raws = sent.map((bytes) => JSON.parse(bytes.toString("utf8")) as JsonObject);
     const reqs = raws.map((raw) => {
       const read = parseOpenAIChatRequest(raw);
@@ -223,7 +254,11 @@ function streamBodies(turns: number): () => [(i: number) => void, (i: number) =>
 
 const pieces: [string, string, string, () => [(i: number) => void, (i: number) => void]][] = [
   ["metrics, five series", "prom-client", "hot series (ships)", metrics],
-  ["runaway fingerprint", "body serialized again", "body's bytes (ships)", fingerprints],
+  ["runaway fingerprint", "body serialized again", "body's bytes as Latin-1 text", fingerprints],
+  ["runaway fingerprint, 2 messages", "bytes as Latin-1 text", "scope and bytes hashed (ships)", fingerprintBytes(2)],
+  ["… 40 messages (~20 KB)", "bytes as Latin-1 text", "scope and bytes hashed (ships)", fingerprintBytes(40)],
+  ["token estimate, 2 messages", "every character tested", "regex test first (ships)", tokenEstimates(2)],
+  ["… 40 messages (~20 KB)", "every character tested", "regex test first (ships)", tokenEstimates(40)],
   ["request log line", "pino (ships)", "one JSON.stringify", logLines],
   ["OpenAI stream's upstream body, 2 messages", "canonical written out", "option added to the bytes (ships)", streamBodies(2)],
   ["… 40 messages (~20 KB)", "canonical written out", "option added to the bytes (ships)", streamBodies(40)],

@@ -15,6 +15,28 @@ test("tokens: 4 characters a token, CJK characters 1 each", () => {
   assert.equal(estimateTokens("こんにちは 안녕 ok"), 5 + 2 + 1);
 });
 
+test("tokens: text with no CJK counted without reading it character by character, alike with the character count", () => {
+  const CJK: [number, number][] = [
+    [0x3040, 0x30ff],
+    [0x3400, 0x4dbf],
+    [0x4e00, 0x9fff],
+    [0xac00, 0xd7af],
+    [0xf900, 0xfaff],
+  ];
+  const counted = (text: string) => {
+    let cjk = 0;
+    for (const c of Array.from(text, (ch) => ch.charCodeAt(0))) if (CJK.some(([from, to]) => c >= from && c <= to)) cjk++;
+    return cjk + Math.ceil((text.length - cjk) / 4);
+  };
+  // Each range's edges and their neighbours, Latin-1, other scripts, an emoji (two UTF-16 units).
+  const edges = CJK.flatMap(([from, to]) => [from - 1, from, to, to + 1]).map((c) => String.fromCharCode(c));
+  const pieces = ["plain ASCII text", "café naïve ß", "Привет мир", "مرحبا", "😀", "\u303f", ...edges];
+  for (const a of pieces)
+    for (const b of pieces)
+      for (const text of [a, `${a}${b}`, `${a} and ${b}`.repeat(3)]) assert.equal(estimateTokens(text), counted(text), JSON.stringify(text));
+  assert.equal(estimateTokens("x".repeat(20_001)), 5_001);
+});
+
 test("chat estimate: messages, template overhead, parts, tools; output is max_tokens × n or 512", () => {
   const req: ChatRequest = {
     model: "gpt-4.1",

@@ -108,10 +108,22 @@ export function nanoUsd(usd: number): number {
   return Math.round(usd * 1e9);
 }
 
-/** Tokens of `text`: CJK characters 1 each, everything else 4 characters a token. */
+/** Any character from the first CJK range up: text without one (Latin and most other scripts) has no CJK to count. */
+const MAYBE_CJK = /[\u3040-\uffff]/;
+
+/**
+ * Tokens of `text`: CJK characters 1 each, everything else 4 characters a token. Text with no
+ * character from U+3040 up is told by one regular-expression test (native; on a one-byte string,
+ * which cannot hold one, V8 answers without reading it): the character loop cost ~2.4 ns a
+ * character, ~30 µs for a 20 KB conversation, on every admitted chat call.
+ */
 export function estimateTokens(text: string): number {
+  return MAYBE_CJK.test(text) ? tokensByCharacter(text) : Math.ceil(text.length / 4);
+}
+
+/** `estimateTokens` with every character's code tested against the CJK ranges. */
+export function tokensByCharacter(text: string): number {
   let cjk = 0;
-  let other = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (
@@ -122,9 +134,8 @@ export function estimateTokens(text: string): number {
       (c >= 0xf900 && c <= 0xfaff)
     )
       cjk++;
-    else other++;
   }
-  return cjk + Math.ceil(other / 4);
+  return cjk + Math.ceil((text.length - cjk) / 4);
 }
 
 /** The estimate of a call of `inputTokens` in and at most `maxOutputTokens` out, at `price`. */

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
 import type { ApiKeyRecord, Caller } from "./model.ts";
 import { callerFingerprint, requestFingerprint, runawayCheck, runawayScope } from "./runaway.ts";
@@ -28,6 +29,20 @@ test("a body's bytes are fingerprinted as they are: invalid UTF-8 and formatting
   // "é" in UTF-8 and in Latin-1 are different bodies.
   assert.notEqual(requestFingerprint("shop", Buffer.from('{"c":"é"}')), requestFingerprint("shop", Buffer.from('{"c":"é"}', "latin1")));
   assert.equal(requestFingerprint("shop", Buffer.from('{"c":"é"}')), requestFingerprint("shop", Buffer.from('{"c":"é"}')));
+  // A text is its UTF-8 bytes.
+  assert.equal(requestFingerprint("shop", '{"c":"é 你好 😀"}'), requestFingerprint("shop", Buffer.from('{"c":"é 你好 😀"}')));
+  // Short bodies and long ones take different ways into the hash: the same bytes are hashed.
+  for (const size of [0, 1, 4095, 4096, 4097, 20_000]) {
+    const long = Buffer.alloc(size, "é");
+    assert.equal(
+      requestFingerprint("shop\nk:key_1", long),
+      createHash("sha256")
+        .update(Buffer.concat([Buffer.from("shop\nk:key_1\n"), long]))
+        .digest("hex")
+        .slice(0, 32),
+      `${size} bytes`,
+    );
+  }
   // The same request sent pretty-printed is another body: a loop resends the same bytes.
   const pretty = JSON.stringify(JSON.parse(body), null, 2);
   assert.notEqual(requestFingerprint("shop", Buffer.from(pretty)), requestFingerprint("shop", Buffer.from(body)));

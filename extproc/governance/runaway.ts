@@ -18,7 +18,7 @@
  * The count is one limiter `repeat` check (INCR + PEXPIRE in the same script), part of the same
  * atomic admission as the other limits; a refused request does not extend the window.
  */
-import { hash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import type { RawConfig } from "../config/schema.ts";
 import type { PlannedCheck } from "./limits.ts";
 import type { Caller } from "./model.ts";
@@ -31,15 +31,23 @@ export type RunawayConfig = Pick<RawConfig["runaway"], "enable" | "window_ms" | 
   Partial<Omit<RawConfig["runaway"], "enable" | "window_ms" | "max_identical">>;
 
 /**
- * 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id) and a request body: text, or
- * its bytes. Bytes are read one character per byte (Latin-1) into the one-shot hash's text, so
- * any byte sequence has a text of its own and an ASCII body hashes alike in either form; a
- * `Hash` object fed the scope and the bytes in turn took twice as long.
+ * 128 bits of SHA-256 over a scope (`runawayScope`, or a tenant id), a newline and a request
+ * body: its bytes as they are, or a text's UTF-8 (so a text and its bytes hash alike). A short
+ * body is hashed in one call with the scope in front (one small copy); a long one is fed to a hash
+ * after the scope, not copied — the same bytes either way, so the same fingerprint. Against the
+ * body read as Latin-1 text into a one-shot hash, as before: about the same for a short body,
+ * 27 → 17 µs for 20 KB (bench/cpu/cold-pieces.ts).
  */
 export function requestFingerprint(scope: string, request: string | Buffer): string {
-  const text = typeof request === "string" ? request : request.toString("latin1");
-  return hash("sha256", `${scope}\n${text}`, "hex").slice(0, 32);
+  const body = typeof request === "string" ? Buffer.from(request) : request;
+  const head = Buffer.from(`${scope}\n`);
+  const digest =
+    body.length <= ONE_SHOT_MAX_BYTES ? hash("sha256", Buffer.concat([head, body]), "hex") : createHash("sha256").update(head).update(body).digest("hex");
+  return digest.slice(0, 32);
 }
+
+/** Up to here a copy of the body costs less than a `Hash` object (and comes from Node's buffer pool). */
+const ONE_SHOT_MAX_BYTES = 4096;
 
 /** Who is calling, as the transport knows it (the processor's `ClientIdentity`). */
 export interface TransportIdentity {
