@@ -5,7 +5,7 @@
  * bench, this one asks "is this flag, or this process, different?".
  *
  *   node --import tsx bench/cpu/variants.ts [--variants '[[], ["--single-threaded-gc"]]']
- *     [--clients 1] [--rounds 7] [--requests 3000] [--stream]
+ *     [--clients 1] [--rounds 7] [--requests 3000] [--stream] [--turns 2]
  *     [--strace DIR] [--perf DIR] [--stdout DIR]
  *
  * Each variant is one `gearbox serve` on embedded defaults started with those Node flags (`[]`:
@@ -37,6 +37,8 @@ const CLIENTS = numberArg("clients", 1);
 const ROUNDS = numberArg("rounds", 7);
 const REQUESTS = numberArg("requests", 3000);
 const STREAM = process.argv.includes("--stream");
+/** Messages per request (`cpu.bench.ts --turns`). */
+const TURNS = numberArg("turns", 2);
 const [STRACE, PERF, STDOUT] = [arg("strace"), arg("perf"), arg("stdout")];
 const PROFILE_FLAGS = PERF ? ["--perf-basic-prof"] : [];
 
@@ -90,7 +92,7 @@ async function main(): Promise<void> {
 
   const client = await Client.start();
   const run = (t: Target, clients: number, requests: number, stream: boolean) =>
-    client.run({ kind: "http", url: t.url, concurrency: clients, requests, stream });
+    client.run({ kind: "http", url: t.url, concurrency: clients, requests, stream, turns: TURNS });
   for (const t of targets) {
     await run(t, 8, 5000, false);
     await run(t, 8, 2500, true);
