@@ -44,9 +44,45 @@ export function fewBrackets(text: Buffer, max = MAX_JSON_DEPTH): boolean {
 
 /**
  * The field nesting past `max` in parsed JSON, or undefined. Iterative (a recursive walk would
- * overflow on the very input it looks for); it stops at the first frame past the limit.
+ * overflow on the very input it looks for). A body within the limit — every one but an attack —
+ * is walked once for depths alone; only one past it is walked again for the offending field's
+ * path (a frame and a path segment per object cost ~100 ns a message of a long conversation).
  */
 export function tooDeep(json: unknown, max = MAX_JSON_DEPTH): FieldError | undefined {
+  return deeperThan(json, max) ? offendingField(json, max) : undefined;
+}
+
+/** Whether any object or array in `json` sits deeper than `max`: values and their depths on two stacks, nothing else made. */
+function deeperThan(json: unknown, max: number): boolean {
+  const values: unknown[] = [json];
+  const depths: number[] = [1];
+  for (let value = values.pop(); value !== undefined; value = values.pop()) {
+    const depth = depths.pop() ?? 0;
+    if (depth > max) return true;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        if (typeof item === "object" && item !== null) {
+          values.push(item);
+          depths.push(depth + 1);
+        }
+      }
+    } else if (typeof value === "object" && value !== null) {
+      const object = value as Record<string, unknown>;
+      for (const key in object) {
+        const item = object[key];
+        if (typeof item === "object" && item !== null) {
+          values.push(item);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/** The first field found deeper than `max`, with its path (undefined: none); stops at the first frame past the limit. */
+export function offendingField(json: unknown, max: number): FieldError | undefined {
   const stack: Frame[] = [{ value: json, depth: 1, segment: "", parent: undefined }];
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     const { value, depth } = frame;
