@@ -138,6 +138,13 @@ function requestBodies(turns: number, stream: boolean): Buffer[] {
   );
 }
 
+/** One of `requestBodies`, parsed as the front door parses it. */
+function chatRequest(raw: JsonObject): ChatRequest {
+  const read = parseOpenAIChatRequest(raw);
+  if (!read.ok) throw new Error("the bench's request did not parse");
+  return read.value;
+}
+
 const FINGERPRINT_SCOPE = "default\na:127.0.0.1\nchat_completions\ngpt-4.1-nano\nwhole";
 
 /** The sixteenth pass's change: the parsed body serialized again, then its bytes read as Latin-1 text into the one-shot hash. */
@@ -164,11 +171,7 @@ function fingerprintBytes(turns: number): () => [(i: number) => void, (i: number
 /** A chat's token estimate over a conversation of `turns` messages (what admission reserves). */
 function tokenEstimates(turns: number): () => [(i: number) => void, (i: number) => void] {
   return () => {
-    const reqs = requestBodies(turns, false).map((b) => {
-      const read = parseOpenAIChatRequest(JSON.parse(b.toString("utf8")));
-      if (!read.ok) throw new Error("the bench's request did not parse");
-      return read.value;
-    });
+    const reqs = requestBodies(turns, false).map((b) => chatRequest(JSON.parse(b.toString("utf8")) as JsonObject));
     const contentTokens = (req: ChatRequest, count: (text: string) => number) => {
       let n = 0;
       for (const m of req.messages) n += 4 + (typeof m.content === "string" ? count(m.content) : 0);
@@ -244,11 +247,7 @@ function streamBodies(turns: number): () => [(i: number) => void, (i: number) =>
   return () => {
     const sent = requestBodies(turns, true);
     const raws = sent.map((bytes) => JSON.parse(bytes.toString("utf8")) as JsonObject);
-    const reqs = raws.map((raw) => {
-      const read = parseOpenAIChatRequest(raw);
-      if (!read.ok) throw new Error("the bench's request did not parse");
-      return Object.assign(read.value, { includeUsage: true });
-    });
+    const reqs = raws.map((raw) => Object.assign(chatRequest(raw), { includeUsage: true }));
     return [
       (i) => Buffer.from(JSON.stringify(toOpenAIChatRequest(reqs[i % 1000]!))),
       (i) => openAIChatBody(raws[i % 1000]!, undefined, true, {}, sent[i % 1000]),

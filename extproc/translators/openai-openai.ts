@@ -79,9 +79,9 @@ export function planOpenAIToOpenAIChat(req: ChatRequest, raw: JsonObject, ctx: B
  * no serialization of the request (~45 µs for a 20 KB conversation, bench/RESULTS.md).
  */
 export function openAIChatBody(raw: JsonObject, model: string | undefined, forceUsage: boolean, params: ParamRules, clientBody?: Buffer): Buffer | undefined {
-  if (model === undefined && !forceUsage && !hasRules(params)) return undefined;
-  if (model === undefined && forceUsage && !hasRules(params) && clientBody && !("stream_options" in raw)) {
-    const spliced = withLastMember(clientBody, USAGE_OPTION);
+  if (model === undefined && !hasRules(params)) {
+    if (!forceUsage) return undefined;
+    const spliced = clientBody && !("stream_options" in raw) ? withLastMember(clientBody, USAGE_OPTION) : undefined;
     if (spliced) return spliced;
   }
   // A copy: `raw` is the request's own (its cache key, a fallback's plan, a shadow call).
