@@ -14,7 +14,7 @@ import { endpointFor, allEndpoints, errorBodyFor } from "../endpoints/registry.t
 import { asGatewayError, GatewayError, toErrorResponse, type ErrorResponse } from "../../common/errors.ts";
 import type { Headers, Outcome } from "../processor/outcome.ts";
 import { CallAbort, type Abortable } from "../../common/net/call-abort.ts";
-import { applyHeaderMutation, forwardable, plainHeaders } from "./headers.ts";
+import { applyHeaderMutation, forwardable, plainHeaders, toUpstream } from "./headers.ts";
 import { destination, readAll, sendUpstream, type Destination } from "./upstream-client.ts";
 import type { Provider } from "../providers/provider.ts";
 import { withRetries } from "../resilience/retrying.ts";
@@ -199,7 +199,7 @@ export class FrontDoorHandler {
       provider.timeoutMs,
     );
     try {
-      const { res: upstream, headers: responseHeaders } = await this.send(processor, target.cloud, to, forwardable(headers), body, abort);
+      const { res: upstream, headers: responseHeaders } = await this.send(processor, target.cloud, to, toUpstream(headers), body, abort);
       const status = upstream.statusCode ?? 502;
       responseHeaders[":status"] = String(status);
       const outcome = processor.responseHeaders(responseHeaders, false);

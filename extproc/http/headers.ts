@@ -1,6 +1,7 @@
 /** Header plumbing for the front door: Node's header objects ⇄ the processor's plain maps. */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Headers, Mutation } from "../processor/outcome.ts";
+import { ROUTING_HEADERS } from "../processor/request-phase.ts";
 
 /** Hop-by-hop and length headers: never copied across a proxy hop (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
@@ -40,9 +41,25 @@ export function applyHeaderMutation(headers: Headers, mutation: Mutation | undef
 
 /** Headers fit to forward: no pseudo-headers, no hop-by-hop ones. */
 export function forwardable(headers: Headers): Headers {
+  return copiedWithout(headers, HOP_BY_HOP);
+}
+
+/** What Envoy's routes leave out of a request to the upstream: hop-by-hop, and Gearbox's routing headers. */
+const NOT_UPSTREAM = new Set([...HOP_BY_HOP, ...ROUTING_HEADERS]);
+
+/**
+ * A request's headers as the upstream (a provider, an edge agent) gets them: `forwardable`, and
+ * without the routing headers the processor set for Envoy, which Envoy's routes remove
+ * (`request_headers_to_remove`): a provider never learns Gearbox's internal routing.
+ */
+export function toUpstream(headers: Headers): Headers {
+  return copiedWithout(headers, NOT_UPSTREAM);
+}
+
+function copiedWithout(headers: Headers, left: ReadonlySet<string>): Headers {
   const out: Headers = {};
   for (const key in headers) {
-    if (key.charCodeAt(0) === 0x3a /* : */ || HOP_BY_HOP.has(key)) continue;
+    if (key.charCodeAt(0) === 0x3a /* : */ || left.has(key)) continue;
     out[key] = headers[key] as string;
   }
   return out;

@@ -29,8 +29,12 @@ import { isShadowed } from "./shadow.ts";
 import { andThen, type Step } from "../../common/step.ts";
 import { boundaryFacts, screenRequest } from "./boundary-stage.ts";
 
-/** Headers that steer Envoy's routing: only Gearbox may set them, never the caller. */
-const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
+/**
+ * Headers that steer Envoy's routing: only Gearbox may set them, never the caller; and they are
+ * Envoy's alone: its routes remove them before the upstream (`request_headers_to_remove` in
+ * envoy/sidecar.yaml), as the front door does (`toUpstream`).
+ */
+export const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
 
 /**
  * `client`: who is calling, as the transport knows it — Envoy's `source.address` and

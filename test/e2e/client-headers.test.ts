@@ -62,3 +62,35 @@ test("the OpenAI SDK's organization and project belong to the client's key: neve
     await upstream.close();
   }
 });
+
+test("Gearbox's routing headers are Envoy's: the front door, like Envoy's routes, sends neither to a provider nor to an edge agent", async () => {
+  const upstream = await startOpenAIUpstream({ apiKey: "sk-h" });
+  const agent = await startOpenAIUpstream();
+  const edge = `edge:\n  agents: [{ address: '127.0.0.1:${agent.port}', models: [tiny] }]\n  default_model: tiny\n`;
+  const gateway = await startTestGateway(testConfig(edge + openAIProviderYaml(upstream.baseURL), { TEST_PROVIDER_KEY: "sk-h" }));
+  try {
+    const openai = new OpenAI({ baseURL: gateway.baseURL, apiKey: "app", maxRetries: 0 });
+    const cloud = await openai.chat.completions
+      .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-gearbox-route": "cloud" } })
+      .withResponse();
+    const toProvider = upstream.requests.at(-1)?.headers;
+    const onEdge = await openai.chat.completions
+      .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-gearbox-route": "edge" } })
+      .withResponse();
+    assert.equal(cloud.response.headers.get("x-gearbox-route"), "cloud");
+    assert.equal(onEdge.response.headers.get("x-gearbox-route"), "edge");
+    for (const [who, seen] of [
+      ["provider", toProvider],
+      ["edge agent", agent.requests.at(-1)?.headers],
+    ] as const) {
+      assert.ok(seen, `the ${who} was called`);
+      assert.equal(seen["x-gearbox-upstream"], undefined, `no routing header reaches the ${who}`);
+      assert.equal(seen["x-gearbox-edge-endpoint"], undefined, `no edge endpoint reaches the ${who}`);
+    }
+    assert.equal(typeof toProvider?.["x-gearbox-request-id"], "string", "the provider gets the request's id, as through Envoy");
+  } finally {
+    await gateway.close();
+    await upstream.close();
+    await agent.close();
+  }
+});
