@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { limiterCases } from "./limiter.case.test.ts";
-import { MemoryLimiter, RepeatCounters } from "./memory-limiter.ts";
+import { MemoryLimiter } from "./memory-limiter.ts";
+import { RepeatCounters } from "./repeat-counters.ts";
 
 limiterCases("memory", () => {
   let now = Date.UTC(2026, 0, 1);
@@ -34,6 +35,36 @@ describe("RepeatCounters", () => {
     assert.equal(counters.get("k99999", 100_500)?.count, 1);
     counters.get("x", 1_000_000);
     assert.equal(counters.size, 0, "idle for two windows: nothing is kept");
+  });
+
+  test("many counters in one generation: each is its own, however the table grew", () => {
+    const counters = new RepeatCounters();
+    // 50,000 keys in one window (the table grows from 1,024 slots), keys one character apart among them.
+    for (let i = 0; i < 50_000; i++) counters.count(`tenant\nfp:${i.toString(16).padStart(32, "0")}`, 60_000, 1_000);
+    for (let i = 0; i < 50_000; i += 7) counters.count(`tenant\nfp:${i.toString(16).padStart(32, "0")}`, 60_000, 2_000);
+    assert.equal(counters.size, 50_000);
+    for (const i of [0, 1, 6, 7, 8, 49_994, 49_999])
+      assert.equal(counters.get(`tenant\nfp:${i.toString(16).padStart(32, "0")}`, 3_000)?.count, i % 7 === 0 ? 2 : 1, `key ${i}`);
+    assert.equal(counters.get("tenant\nfp:unknown", 3_000), undefined);
+    assert.equal(counters.get(`tenant\nfp:${(0).toString(16).padStart(32, "0")}`, 3_000)?.expiresAt, 61_000, "its window is its first request's");
+  });
+
+  test("an expired counter starts again at 1; one live in the older generation is counted on there", () => {
+    const counters = new RepeatCounters();
+    counters.count("a", 1_000, 0);
+    counters.count("a", 1_000, 500);
+    counters.count("a", 100, 1_200); // rotated at 1,200: "a" (2, until 1,000) is in the older generation, expired
+    assert.equal(counters.get("a", 1_201)?.count, 1, "expired: a new window from 1,200");
+    assert.equal(counters.get("a", 1_201)?.expiresAt, 1_300);
+    counters.count("b", 1_000, 1_900);
+    counters.count("b", 1_000, 2_300); // rotated at 2,300: "b" lives on in the older generation
+    assert.equal(counters.get("b", 2_400)?.count, 2);
+    counters.count("c", 100, 2_400);
+    counters.count("c", 100, 2_450);
+    assert.equal(counters.get("c", 2_460)?.count, 2);
+    counters.count("c", 100, 2_600); // its window (2,400–2,500) over, still in the current generation
+    assert.deepEqual(counters.get("c", 2_650), { count: 1, expiresAt: 2_700 }, "started again in place");
+    assert.equal(counters.size, 3, "a, b, c: one counter each");
   });
 
   test("a longer window lengthens the generations; a clock stepped back does not hold rotation off", () => {

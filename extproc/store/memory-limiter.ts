@@ -7,7 +7,7 @@
  *
  * Memory stays bounded: rate logs are trimmed to their window, settled holds are dropped, and
  * counters of identical requests are dropped a generation at a time once their window has passed
- * (`RepeatCounters`).
+ * (`repeat-counters.ts`).
  */
 import { unreachable } from "../../common/errors.ts";
 import {
@@ -23,6 +23,7 @@ import {
   type LimiterStore,
   type Throttled,
 } from "./limiter.ts";
+import { RepeatCounters } from "./repeat-counters.ts";
 
 interface Budget {
   /** Index of the window `used` belongs to. */
@@ -30,59 +31,6 @@ interface Budget {
   used: number;
   heldSum: number;
   held: Map<string, { amount: number; expiresAt: number }>;
-}
-
-interface Repeat {
-  count: number;
-  expiresAt: number;
-}
-
-/**
- * Counters of identical requests (one per distinct request: on embedded defaults, one per
- * request served in the window), kept in two generations at least as long as the longest window
- * counted. A counter lives in the generation it started in; a generation is dropped whole once
- * the one after it has been current for a full span, when every counter in it has expired. No
- * sweep per admission: memory is at most two spans of distinct requests.
- */
-export class RepeatCounters {
-  private current = new Map<string, Repeat>();
-  private previous = new Map<string, Repeat>();
-  /** When `current` became current. */
-  private startedAt = 0;
-  /** The longest window counted so far: a generation's length. */
-  private span = 0;
-
-  /** The live counter of `key` (its window not over at `now`). */
-  get(key: string, now: number): Repeat | undefined {
-    this.rotate(now);
-    const repeat = this.current.get(key) ?? this.previous.get(key);
-    return repeat && repeat.expiresAt > now ? repeat : undefined;
-  }
-
-  /** One more identical request: its counter, or a new one whose window starts `now`. */
-  count(key: string, windowMs: number, now: number): void {
-    if (windowMs > this.span) this.span = windowMs;
-    const repeat = this.get(key, now);
-    if (repeat) repeat.count++;
-    else this.current.set(key, { count: 1, expiresAt: now + windowMs });
-  }
-
-  /** Counters held, live or not yet dropped. */
-  get size(): number {
-    return this.current.size + this.previous.size;
-  }
-
-  private rotate(now: number): void {
-    if (this.span === 0) return;
-    // A clock stepped back restarts the generation: rotation is never held off for longer than a span.
-    if (now < this.startedAt) this.startedAt = now;
-    const age = now - this.startedAt;
-    if (age < this.span) return;
-    // Idle for two spans or more: nothing held is live.
-    this.previous = age >= 2 * this.span ? new Map<string, Repeat>() : this.current;
-    this.current = new Map<string, Repeat>();
-    this.startedAt = now;
-  }
 }
 
 export class MemoryLimiter implements LimiterStore {
