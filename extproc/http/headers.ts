@@ -1,7 +1,7 @@
 /** Header plumbing for the front door: Node's header objects ⇄ the processor's plain maps. */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Headers, Mutation } from "../processor/outcome.ts";
-import { ROUTING_HEADERS } from "../processor/request-phase.ts";
+import { ROUTING_HEADERS } from "../routing/route-header.ts";
 
 /** Hop-by-hop and length headers: never copied across a proxy hop (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([

@@ -17,6 +17,7 @@ import type { AdmitDecision, Governor } from "../governance/governor.ts";
 import type { CallEstimate } from "../governance/limits.ts";
 import type { Caller } from "../governance/model.ts";
 import { decideRoute, policyConsultation, readClientRoute, type Route, type RouteFacts, type RouteRequest } from "../routing/route.ts";
+import { ROUTING_HEADERS } from "../routing/route-header.ts";
 import { operationOf, startRequestTrace, traceUpstream, type UpstreamCall } from "../telemetry/request-trace-spans.ts";
 import { routedEstimate } from "./admission.ts";
 import { applyRoute } from "./apply-route.ts";
@@ -28,13 +29,6 @@ import { RunawayStage } from "./runaway-stage.ts";
 import { isShadowed } from "./shadow.ts";
 import { andThen, type Step } from "../../common/step.ts";
 import { boundaryFacts, screenRequest } from "./boundary-stage.ts";
-
-/**
- * Headers that steer Envoy's routing: only Gearbox may set them, never the caller; and they are
- * Envoy's alone: its routes remove them before the upstream (`request_headers_to_remove` in
- * envoy/sidecar.yaml), as the front door does (`toUpstream`).
- */
-export const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
 
 /**
  * `client`: who is calling, as the transport knows it — Envoy's `source.address` and

@@ -13,6 +13,13 @@ export type { ClientRoute, RouteTarget } from "./policy/types.ts";
 
 export const ROUTE_HEADER = "x-gearbox-route";
 
+/**
+ * Headers that steer Envoy's routing: only Gearbox may set them, never the caller; and they are
+ * Envoy's alone: its routes remove them before the upstream (`request_headers_to_remove` in
+ * envoy/sidecar.yaml), as the front door does (`http/headers.ts`, `toUpstream`).
+ */
+export const ROUTING_HEADERS = ["x-gearbox-upstream", "x-gearbox-edge-endpoint"];
+
 const CLIENT_ROUTES: readonly ClientRoute[] = ["auto", "edge", "cloud"];
 
 /** The header as the client sent it: absent or empty is `auto`; case and surrounding spaces do not matter. */
