@@ -103,6 +103,11 @@ export interface RouteOptions {
   prefixRewrite?: string;
   /** `route.retry_policy` (default: no retries). */
   retryPolicy?: RetryPolicyOptions;
+  /**
+   * `request_headers_to_remove` of the route: taken off the request once the route is chosen,
+   * before it goes upstream (Envoy's `RouteEntryImplBase::finalizeRequestHeaders`, config_impl.cc).
+   */
+  requestHeadersToRemove?: string[];
 }
 
 /**
@@ -186,6 +191,13 @@ export interface EnvoyOptions {
   bufferLimitBytes?: number;
   /** Route `timeout` in ms until upstream response headers (Envoy default 15 s). */
   routeTimeoutMs?: number;
+  /**
+   * The router filter's `suppress_envoy_headers` (default false, as in Envoy; every config Gearbox
+   * ships sets it): no `x-envoy-expected-rq-timeout-ms` on the upstream request and no
+   * `x-envoy-upstream-service-time` on the response (router.proto: "Do not add any additional
+   * x-envoy- headers to requests or responses").
+   */
+  suppressEnvoyHeaders?: boolean;
   /** Downstream client certificate (default: none, as on a plain-HTTP listener). */
   peerCertificate?: PeerCertificateOptions;
   /**
@@ -222,6 +234,7 @@ export interface ResolvedEnvoyConfig {
   clusters: Record<string, ClusterOptions>;
   bufferLimitBytes: number;
   routeTimeoutMs: number;
+  suppressEnvoyHeaders: boolean;
   peerCertificate: PeerCertificateOptions;
   originalDestination: string | undefined;
   downstreamTls: DownstreamTlsOptions | undefined;
@@ -303,6 +316,7 @@ export function resolveEnvoyConfig(options: EnvoyOptions): ResolvedEnvoyConfig {
     clusters: options.clusters,
     bufferLimitBytes: options.bufferLimitBytes ?? DEFAULT_BUFFER_LIMIT_BYTES,
     routeTimeoutMs: options.routeTimeoutMs ?? 15_000,
+    suppressEnvoyHeaders: options.suppressEnvoyHeaders ?? false,
     peerCertificate: options.peerCertificate ?? {},
     originalDestination: options.originalDestination,
     downstreamTls: options.downstreamTls,

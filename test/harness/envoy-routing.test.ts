@@ -44,6 +44,41 @@ void test("without clear_route_cache the route chosen from the original headers 
   assert.equal(f.upstreams.edge?.requests.length, 0);
 });
 
+void test("a route's request_headers_to_remove takes the headers off once it is chosen: routed on, never sent upstream", async (t) => {
+  const f = await harness({
+    routes: [{ ...routes[0], requestHeadersToRemove: ["x-gearbox-upstream", "x-gearbox-edge-endpoint"] }],
+    upstreams: { cloud: undefined, edge: undefined },
+    script: on("request_headers", (m) => [
+      matchingResponse(m, {
+        header_mutation: { set_headers: [setHeader("x-gearbox-upstream", "edge"), setHeader("x-gearbox-edge-endpoint", "10.0.0.9:8088")] },
+        clear_route_cache: true,
+      }),
+    ]),
+  });
+  t.after(() => f.close());
+  const res = await send(f.envoy.url, { body: [Buffer.from("hi")], headers: { "x-app": "kept" } });
+  assert.equal(res.headers["x-upstream"], "edge", "the header still routed the request");
+  const seen = f.upstreams.edge?.requests[0]?.headers;
+  assert.equal(seen?.["x-gearbox-upstream"], undefined);
+  assert.equal(seen?.["x-gearbox-edge-endpoint"], undefined);
+  assert.equal(seen?.["x-app"], "kept");
+  // Envoy's router default: its own headers both ways.
+  assert.equal(seen?.["x-envoy-expected-rq-timeout-ms"], "15000");
+  assert.ok(res.headers["x-envoy-upstream-service-time"] !== undefined);
+});
+
+void test("suppress_envoy_headers: the router adds no x-envoy-* header to the upstream request or to the response", async (t) => {
+  const f = await harness({ suppressEnvoyHeaders: true });
+  t.after(() => f.close());
+  const res = await send(f.envoy.url, { body: [Buffer.from("hi")] });
+  assert.equal(res.status, 200);
+  const names = [...Object.keys(f.upstreams.main?.requests[0]?.headers ?? {}), ...Object.keys(res.headers)];
+  assert.deepEqual(
+    names.filter((n) => n.startsWith("x-envoy-")),
+    [],
+  );
+});
+
 void test("clear_route_cache without a header mutation is ignored", async (t) => {
   const f = await harness({
     routes,

@@ -27,6 +27,8 @@ export interface FixtureOptions {
   peerCertificate?: EnvoyOptions["peerCertificate"];
   /** The connection's restored original destination (an Istio sidecar's iptables redirect). */
   originalDestination?: string;
+  /** The router's `suppress_envoy_headers`. */
+  suppressEnvoyHeaders?: boolean;
 }
 
 /** Everything a test talks to. */
@@ -62,6 +64,7 @@ export async function harness(options: FixtureOptions = {}): Promise<Fixture> {
     bufferLimitBytes: options.bufferLimitBytes,
     peerCertificate: options.peerCertificate,
     originalDestination: options.originalDestination,
+    suppressEnvoyHeaders: options.suppressEnvoyHeaders,
   });
   return {
     envoy,

@@ -80,11 +80,11 @@ function metadataMatches(match: DynamicMetadataMatch | undefined, metadata: Dyna
 }
 
 /** Response headers of an upstream message as the router hands them to the encoder filters. */
-function upstreamResponseHeaders(message: http.IncomingMessage, startedAt: number): HeaderMap {
+function upstreamResponseHeaders(message: http.IncomingMessage, startedAt: number, suppressEnvoyHeaders: boolean): HeaderMap {
   const headers = HeaderMap.of([[":status", String(message.statusCode ?? 502)]]);
   for (const [k, v] of rawHeaderPairs(message)) if (!isHopByHop(k, v)) headers.add(k, v);
   // The router adds the upstream's time to first byte (unless suppress_envoy_headers).
-  headers.add("x-envoy-upstream-service-time", String(Date.now() - startedAt));
+  if (!suppressEnvoyHeaders) headers.add("x-envoy-upstream-service-time", String(Date.now() - startedAt));
   return headers;
 }
 
@@ -182,6 +182,8 @@ export class Router {
       headers.set(":path", route.prefixRewrite + path.slice((route.prefix ?? "/").length));
     }
     if (route.hostRewrite !== undefined) headers.set(":authority", route.hostRewrite);
+    // The route's own header rules, once it is chosen (`finalizeRequestHeaders`, config_impl.cc).
+    for (const name of route.requestHeadersToRemove ?? []) headers.remove(name);
     const policy = route.retryPolicy;
     const tls = "url" in cluster ? cluster.tls : undefined;
     if (policy === undefined) return this.attempt(clusterName, endpoint, request, request.body, signal, tls);
@@ -240,7 +242,7 @@ export class Router {
     const headers = request.headers;
     const outgoing = headers.toOutgoing();
     outgoing.host = headers.get(":authority") ?? "";
-    outgoing["x-envoy-expected-rq-timeout-ms"] = String(this.config.routeTimeoutMs);
+    if (!this.config.suppressEnvoyHeaders) outgoing["x-envoy-expected-rq-timeout-ms"] = String(this.config.routeTimeoutMs);
     // Envoy's HTTP/1 codec frames a body without content-length as chunked.
     if (!request.endOfStream && !headers.has("content-length")) outgoing["transfer-encoding"] = "chunked";
 
@@ -274,7 +276,7 @@ export class Router {
       }, this.config.routeTimeoutMs);
       upstream.on("response", (message) => {
         clearTimeout(timer);
-        resolve({ type: "upstream", headers: upstreamResponseHeaders(message, startedAt), message });
+        resolve({ type: "upstream", headers: upstreamResponseHeaders(message, startedAt, this.config.suppressEnvoyHeaders), message });
       });
       upstream.on("error", (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);

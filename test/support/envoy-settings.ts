@@ -29,6 +29,8 @@ function durationMs(value: unknown): number | undefined {
 export interface ShippedEnvoySettings {
   extProc: Omit<ExtProcOptions, "address">;
   bufferLimitBytes: number | undefined;
+  /** The router filter's `suppress_envoy_headers`. */
+  suppressEnvoyHeaders: boolean;
 }
 
 /** Reads `envoy/<name>` and returns its ext_proc filter settings. Throws if there is none. */
@@ -36,8 +38,11 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
   const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
   let filter: Record<string, unknown> | undefined;
   let bufferLimitBytes: number | undefined;
+  let suppressEnvoyHeaders = false;
   for (const node of walk(doc)) {
     if (node["@type"] === "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor") filter ??= node;
+    if (node["@type"] === "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router" && node.suppress_envoy_headers === true)
+      suppressEnvoyHeaders = true;
     if (typeof node.per_connection_buffer_limit_bytes === "number") bufferLimitBytes ??= node.per_connection_buffer_limit_bytes;
   }
   if (!filter) throw new Error(`envoy/${name} has no ext_proc filter`);
@@ -57,7 +62,32 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
   if (filter.observability_mode === true) extProc.observabilityMode = true;
   const deferredClose = durationMs(filter.deferred_close_timeout);
   if (deferredClose !== undefined) extProc.deferredCloseTimeoutMs = deferredClose;
-  return { extProc, bufferLimitBytes };
+  return { extProc, bufferLimitBytes, suppressEnvoyHeaders };
+}
+
+/** A route's `request_headers_to_remove`, as names. */
+function headersToRemove(route: Record<string, unknown>): string[] | undefined {
+  return Array.isArray(route.request_headers_to_remove) ? route.request_headers_to_remove.map(String) : undefined;
+}
+
+/**
+ * The shipped config's route to provider `cluster` (`x-gearbox-upstream: <cluster>`), as a harness
+ * route to the cluster of that name: its header match, retry policy and `request_headers_to_remove`.
+ * The host rewrite is left out (tests' upstreams are local).
+ */
+export function shippedProviderRoute(name = "sidecar.yaml", cluster = "openai"): RouteOptions {
+  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  for (const node of walk(doc)) {
+    if (!isObject(node.match) || !isObject(node.route) || node.route.cluster !== cluster) continue;
+    const header = Array.isArray(node.match.headers) && isObject(node.match.headers[0]) ? node.match.headers[0] : undefined;
+    const exact = isObject(header?.string_match) ? header.string_match.exact : undefined;
+    const route: RouteOptions = { cluster, ...(header !== undefined && { header: String(header.name), value: String(exact) }) };
+    if (isObject(node.route.retry_policy)) route.retryPolicy = shippedProviderRetries(name, cluster).retryPolicy;
+    const remove = headersToRemove(node);
+    if (remove !== undefined) route.requestHeadersToRemove = remove;
+    return route;
+  }
+  throw new Error(`envoy/${name} has no route to ${cluster}`);
 }
 
 /** The retry policy of a shipped config's route to `cluster`, and that cluster's retry budget, as harness options. */
@@ -128,6 +158,8 @@ export function shippedEdgeRoute(name = "sidecar.yaml"): { route: RouteOptions; 
       : undefined;
   const harnessRoute: RouteOptions = { header: String(header.name), value: String(exact), cluster: "edge" };
   if (guard !== undefined) harnessRoute.dynamicMetadata = { filter: String(guard.filter), key: String(pathKey), regex: String(regex) };
+  const remove = headersToRemove(route);
+  if (remove !== undefined) harnessRoute.requestHeadersToRemove = remove;
   const lb = isObject(cluster.original_dst_lb_config) ? cluster.original_dst_lb_config : {};
   const key = isObject(lb.metadata_key) ? lb.metadata_key : undefined;
   const keyPath = Array.isArray(key?.path) && isObject(key.path[0]) ? String(key.path[0].key) : "";
