@@ -108,6 +108,12 @@ export interface RouteOptions {
    * before it goes upstream (Envoy's `RouteEntryImplBase::finalizeRequestHeaders`, config_impl.cc).
    */
   requestHeadersToRemove?: string[];
+  /**
+   * `route.timeout` in ms, over the harness-wide `routeTimeoutMs`; 0 disables it, as Envoy's
+   * route.proto says ("A value of 0 will disable the route's timeout"; Gearbox's routes to
+   * providers and edge agents set `timeout: 0s`).
+   */
+  timeoutMs?: number;
 }
 
 /**

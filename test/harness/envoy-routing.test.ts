@@ -5,6 +5,7 @@
  * own local replies passing through ext_proc.
  */
 import assert from "node:assert/strict";
+import type { ServerResponse } from "node:http";
 import { test } from "node:test";
 import { harness, on } from "./fixture.ts";
 import { headerValues, matchingResponse, setHeader } from "./messages.ts";
@@ -77,6 +78,29 @@ void test("suppress_envoy_headers: the router adds no x-envoy-* header to the up
     names.filter((n) => n.startsWith("x-envoy-")),
     [],
   );
+});
+
+void test("a route's timeout: 504 upstream_response_timeout past it; 0 disables it (Gearbox's routes), and no timeout header is sent", async (t) => {
+  const slow = async (_: unknown, res: ServerResponse) => {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    res.end("late");
+  };
+  const f = await harness({
+    routes: [
+      { header: "x-to", value: "short", cluster: "main", timeoutMs: 40 },
+      { header: "x-to", value: "none", cluster: "main", timeoutMs: 0 },
+    ],
+    upstreams: { main: slow },
+  });
+  t.after(() => f.close());
+  const short = await send(f.envoy.url, { method: "GET", headers: { "x-to": "short" } });
+  assert.equal(short.status, 504);
+  assert.equal(short.body.toString(), "upstream request timeout");
+  const none = await send(f.envoy.url, { method: "GET", headers: { "x-to": "none" } });
+  assert.equal(none.status, 200);
+  assert.equal(none.body.toString(), "late");
+  assert.equal(f.upstreams.main?.requests[0]?.headers["x-envoy-expected-rq-timeout-ms"], "40");
+  assert.equal(f.upstreams.main?.requests[1]?.headers["x-envoy-expected-rq-timeout-ms"], undefined);
 });
 
 void test("clear_route_cache without a header mutation is ignored", async (t) => {

@@ -186,7 +186,8 @@ export class Router {
     for (const name of route.requestHeadersToRemove ?? []) headers.remove(name);
     const policy = route.retryPolicy;
     const tls = "url" in cluster ? cluster.tls : undefined;
-    if (policy === undefined) return this.attempt(clusterName, endpoint, request, request.body, signal, tls);
+    const timeoutMs = route.timeoutMs ?? this.config.routeTimeoutMs;
+    if (policy === undefined) return this.attempt(clusterName, endpoint, request, request.body, signal, tls, timeoutMs);
     // With a retry policy the router buffers the request body so that it can send it again.
     const chunks: Buffer[] = [];
     for await (const chunk of request.body) chunks.push(chunk);
@@ -196,7 +197,7 @@ export class Router {
     let retrying = false;
     try {
       for (let retries = 0; ; retries += 1) {
-        const result = await this.attempt(clusterName, endpoint, request, body, signal, tls);
+        const result = await this.attempt(clusterName, endpoint, request, body, signal, tls, timeoutMs);
         if (retrying) this.activeRetries[clusterName] = (this.activeRetries[clusterName] ?? 1) - 1;
         retrying = false;
         if (!retriable(policy, result) || retries >= (policy.num_retries ?? 1) || signal.aborted) return result;
@@ -238,11 +239,13 @@ export class Router {
     body: Forward["body"],
     signal: AbortSignal,
     tls: UpstreamTlsOptions | undefined,
+    timeoutMs: number,
   ): Promise<UpstreamResult> {
     const headers = request.headers;
     const outgoing = headers.toOutgoing();
     outgoing.host = headers.get(":authority") ?? "";
-    if (!this.config.suppressEnvoyHeaders) outgoing["x-envoy-expected-rq-timeout-ms"] = String(this.config.routeTimeoutMs);
+    // Only with a timeout to tell (`FilterUtility::setTimeoutHeaders`, router.cc).
+    if (!this.config.suppressEnvoyHeaders && timeoutMs > 0) outgoing["x-envoy-expected-rq-timeout-ms"] = String(timeoutMs);
     // Envoy's HTTP/1 codec frames a body without content-length as chunked.
     if (!request.endOfStream && !headers.has("content-length")) outgoing["transfer-encoding"] = "chunked";
 
@@ -265,15 +268,19 @@ export class Router {
         : https.request({ ...common, agent: this.tlsAgent, servername: tls.sni, ca: tls.trustedCa, rejectUnauthorized: true });
     upstream.flushHeaders();
     void this.sendBody(upstream, body);
-    return this.awaitResponse(upstream, signal, startedAt);
+    return this.awaitResponse(upstream, signal, startedAt, timeoutMs);
   }
 
-  private awaitResponse(upstream: http.ClientRequest, signal: AbortSignal, startedAt: number): Promise<UpstreamResult> {
+  private awaitResponse(upstream: http.ClientRequest, signal: AbortSignal, startedAt: number, timeoutMs: number): Promise<UpstreamResult> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        upstream.destroy();
-        resolve(this.localReply(504, "upstream request timeout", "upstream_response_timeout"));
-      }, this.config.routeTimeoutMs);
+      // No timer for a route whose timeout is 0 (disabled).
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              upstream.destroy();
+              resolve(this.localReply(504, "upstream request timeout", "upstream_response_timeout"));
+            }, timeoutMs)
+          : undefined;
       upstream.on("response", (message) => {
         clearTimeout(timer);
         resolve({ type: "upstream", headers: upstreamResponseHeaders(message, startedAt, this.config.suppressEnvoyHeaders), message });

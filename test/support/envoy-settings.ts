@@ -72,7 +72,7 @@ function headersToRemove(route: Record<string, unknown>): string[] | undefined {
 
 /**
  * The shipped config's route to provider `cluster` (`x-gearbox-upstream: <cluster>`), as a harness
- * route to the cluster of that name: its header match, retry policy and `request_headers_to_remove`.
+ * route to the cluster of that name: its header match, retry policy, timeout and `request_headers_to_remove`.
  * The host rewrite is left out (tests' upstreams are local).
  */
 export function shippedProviderRoute(name = "sidecar.yaml", cluster = "openai"): RouteOptions {
@@ -85,6 +85,8 @@ export function shippedProviderRoute(name = "sidecar.yaml", cluster = "openai"):
     if (isObject(node.route.retry_policy)) route.retryPolicy = shippedProviderRetries(name, cluster).retryPolicy;
     const remove = headersToRemove(node);
     if (remove !== undefined) route.requestHeadersToRemove = remove;
+    const timeout = durationMs(node.route.timeout);
+    if (timeout !== undefined) route.timeoutMs = timeout;
     return route;
   }
   throw new Error(`envoy/${name} has no route to ${cluster}`);
@@ -160,6 +162,8 @@ export function shippedEdgeRoute(name = "sidecar.yaml"): { route: RouteOptions; 
   if (guard !== undefined) harnessRoute.dynamicMetadata = { filter: String(guard.filter), key: String(pathKey), regex: String(regex) };
   const remove = headersToRemove(route);
   if (remove !== undefined) harnessRoute.requestHeadersToRemove = remove;
+  const timeout = durationMs(isObject(route.route) ? route.route.timeout : undefined);
+  if (timeout !== undefined) harnessRoute.timeoutMs = timeout;
   const lb = isObject(cluster.original_dst_lb_config) ? cluster.original_dst_lb_config : {};
   const key = isObject(lb.metadata_key) ? lb.metadata_key : undefined;
   const keyPath = Array.isArray(key?.path) && isObject(key.path[0]) ? String(key.path[0].key) : "";
