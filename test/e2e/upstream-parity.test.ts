@@ -5,7 +5,8 @@
  * ext_proc, and the two requests the upstream receives are compared: the same header names and
  * values, the same body bytes. Envoy's connection manager adds two headers of its own to every
  * request (`x-forwarded-proto`, `x-request-id`: `ConnectionManagerUtility::mutateRequestHeaders`)
- * and rewrites `host` to the cluster's; those are the only differences allowed.
+ * and rewrites `host` to the cluster's; those are the only differences allowed. The client's side
+ * is held the same way: status, content type and Gearbox's own response headers.
  */
 import assert from "node:assert/strict";
 import type { IncomingHttpHeaders } from "node:http";
@@ -61,15 +62,30 @@ describe("what an upstream receives is the same through the front door and throu
     await cloud.close();
   });
 
-  /** Runs `call` against the front door, then through Envoy; returns what `upstream` received each time. */
-  async function both(upstream: OpenAIUpstream, call: (base: string) => Promise<unknown>): Promise<[RecordedRequest, RecordedRequest]> {
+  /**
+   * Runs `call` against the front door, then through Envoy; returns what `upstream` received each
+   * time. The answers the client got must agree too: the same status and content type, and the
+   * same Gearbox headers (`x-gearbox-*`; the request id's value differs).
+   */
+  async function both(upstream: OpenAIUpstream, call: (base: string) => Promise<Response>): Promise<[RecordedRequest, RecordedRequest]> {
     const seen: RecordedRequest[] = [];
+    const answers: [number, string | null, string[]][] = [];
     for (const base of [gateway.baseURL.replace("/v1", ""), envoy.url]) {
       const before = upstream.requests.length;
-      await call(base);
+      const response = await call(base);
       assert.equal(upstream.requests.length, before + 1, `one request upstream through ${base}`);
       seen.push(upstream.requests.at(-1) as RecordedRequest);
+      const gearbox = [...response.headers]
+        .filter(([name]) => name.startsWith("x-gearbox-"))
+        .map(([name, value]) => (name === PER_REQUEST ? name : `${name}: ${value}`));
+      answers.push([response.status, response.headers.get("content-type"), gearbox.sort()]);
+      if (!response.bodyUsed) await response.arrayBuffer();
     }
+    assert.deepEqual(answers[0], answers[1], "the client's answer");
+    assert.ok(
+      answers[0]?.[2].some((h) => h.startsWith("x-gearbox-route: ")),
+      "Gearbox's own headers are compared",
+    );
     return seen as [RecordedRequest, RecordedRequest];
   }
 
@@ -88,7 +104,7 @@ describe("what an upstream receives is the same through the front door and throu
 
   test("an OpenAI SDK call to an OpenAI provider", async () => {
     const seen = await both(cloud, (base) =>
-      new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 }).chat.completions.create(ask, { headers: clientHeaders }),
+      new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 }).chat.completions.create(ask, { headers: clientHeaders }).asResponse(),
     );
     assertSame(seen);
     assert.equal(seen[0].headers.authorization, "Bearer sk-parity");
@@ -96,30 +112,31 @@ describe("what an upstream receives is the same through the front door and throu
 
   test("an OpenAI SDK stream to an OpenAI provider", async () => {
     const seen = await both(cloud, async (base) => {
-      const stream = await new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 }).chat.completions.create(
-        { ...ask, stream: true },
-        { headers: clientHeaders },
-      );
+      const { data: stream, response } = await new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 }).chat.completions
+        .create({ ...ask, stream: true }, { headers: clientHeaders })
+        .withResponse();
       for await (const chunk of stream) void chunk;
+      return response;
     });
     assertSame(seen);
   });
 
   test("an Anthropic SDK call translated for an OpenAI provider", async () => {
     const seen = await both(cloud, (base) =>
-      new Anthropic({ baseURL: base, apiKey: "app", maxRetries: 0 }).messages.create(
-        { model: "gpt-4o-mini", max_tokens: 16, messages: [{ role: "user", content: "Say hi" }] },
-        { headers: clientHeaders },
-      ),
+      new Anthropic({ baseURL: base, apiKey: "app", maxRetries: 0 }).messages
+        .create({ model: "gpt-4o-mini", max_tokens: 16, messages: [{ role: "user", content: "Say hi" }] }, { headers: clientHeaders })
+        .asResponse(),
     );
     assertSame(seen);
   });
 
   test("an OpenAI SDK call Gearbox sends to an edge agent", async () => {
     const seen = await both(agent, (base) =>
-      new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 }).chat.completions.create(ask, {
-        headers: { "x-app-trace": "trace-8", "x-gearbox-route": "edge" },
-      }),
+      new OpenAI({ baseURL: `${base}/v1`, apiKey: "app", maxRetries: 0 }).chat.completions
+        .create(ask, {
+          headers: { "x-app-trace": "trace-8", "x-gearbox-route": "edge" },
+        })
+        .asResponse(),
     );
     assertSame(seen);
   });
