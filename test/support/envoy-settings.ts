@@ -26,6 +26,11 @@ function durationMs(value: unknown): number | undefined {
   return match ? Number(match[1]) * 1000 : undefined;
 }
 
+/** `envoy/<name>`, parsed. */
+function shippedDoc(name: string): unknown {
+  return parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+}
+
 export interface ShippedEnvoySettings {
   extProc: Omit<ExtProcOptions, "address">;
   bufferLimitBytes: number | undefined;
@@ -35,7 +40,7 @@ export interface ShippedEnvoySettings {
 
 /** Reads `envoy/<name>` and returns its ext_proc filter settings. Throws if there is none. */
 export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySettings {
-  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  const doc = shippedDoc(name);
   let filter: Record<string, unknown> | undefined;
   let bufferLimitBytes: number | undefined;
   let suppressEnvoyHeaders = false;
@@ -65,9 +70,20 @@ export function shippedEnvoySettings(name = "local-dev.yaml"): ShippedEnvoySetti
   return { extProc, bufferLimitBytes, suppressEnvoyHeaders };
 }
 
-/** A route's `request_headers_to_remove`, as names. */
-function headersToRemove(route: Record<string, unknown>): string[] | undefined {
-  return Array.isArray(route.request_headers_to_remove) ? route.request_headers_to_remove.map(String) : undefined;
+/** A route's first header match (`match.headers[0]`, exact value), as harness route fields. */
+function headerMatch(match: Record<string, unknown>): Pick<RouteOptions, "header" | "value"> {
+  const header = Array.isArray(match.headers) && isObject(match.headers[0]) ? match.headers[0] : undefined;
+  if (header === undefined) return {};
+  return { header: String(header.name), value: String(isObject(header.string_match) ? header.string_match.exact : undefined) };
+}
+
+/** A route's own rules once chosen: its `request_headers_to_remove` and its action's `timeout`. */
+function routeRules(route: Record<string, unknown>): Pick<RouteOptions, "requestHeadersToRemove" | "timeoutMs"> {
+  const rules: Pick<RouteOptions, "requestHeadersToRemove" | "timeoutMs"> = {};
+  if (Array.isArray(route.request_headers_to_remove)) rules.requestHeadersToRemove = route.request_headers_to_remove.map(String);
+  const timeout = durationMs(isObject(route.route) ? route.route.timeout : undefined);
+  if (timeout !== undefined) rules.timeoutMs = timeout;
+  return rules;
 }
 
 /**
@@ -76,17 +92,11 @@ function headersToRemove(route: Record<string, unknown>): string[] | undefined {
  * The host rewrite is left out (tests' upstreams are local).
  */
 export function shippedProviderRoute(name = "sidecar.yaml", cluster = "openai"): RouteOptions {
-  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  const doc = shippedDoc(name);
   for (const node of walk(doc)) {
     if (!isObject(node.match) || !isObject(node.route) || node.route.cluster !== cluster) continue;
-    const header = Array.isArray(node.match.headers) && isObject(node.match.headers[0]) ? node.match.headers[0] : undefined;
-    const exact = isObject(header?.string_match) ? header.string_match.exact : undefined;
-    const route: RouteOptions = { cluster, ...(header !== undefined && { header: String(header.name), value: String(exact) }) };
-    if (isObject(node.route.retry_policy)) route.retryPolicy = shippedProviderRetries(name, cluster).retryPolicy;
-    const remove = headersToRemove(node);
-    if (remove !== undefined) route.requestHeadersToRemove = remove;
-    const timeout = durationMs(node.route.timeout);
-    if (timeout !== undefined) route.timeoutMs = timeout;
+    const route: RouteOptions = { cluster, ...headerMatch(node.match), ...routeRules(node) };
+    if (isObject(node.route.retry_policy)) route.retryPolicy = retryPolicyOf(node.route.retry_policy);
     return route;
   }
   throw new Error(`envoy/${name} has no route to ${cluster}`);
@@ -97,7 +107,7 @@ export function shippedProviderRetries(
   name = "sidecar.yaml",
   cluster = "openai",
 ): { retryPolicy: RetryPolicyOptions; retryBudget: RetryBudgetOptions | undefined } {
-  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  const doc = shippedDoc(name);
   let policy: Record<string, unknown> | undefined;
   let budget: Record<string, unknown> | undefined;
   for (const node of walk(doc)) {
@@ -107,6 +117,18 @@ export function shippedProviderRetries(
     }
   }
   if (!policy) throw new Error(`envoy/${name} has no retry policy on its route to ${cluster}`);
+  const percent = isObject(budget?.budget_percent) ? Number(budget.budget_percent.value) : undefined;
+  const retryBudget: RetryBudgetOptions | undefined = budget
+    ? {
+        ...(percent !== undefined && { budget_percent: percent }),
+        ...(typeof budget.min_retry_concurrency === "number" && { min_retry_concurrency: budget.min_retry_concurrency }),
+      }
+    : undefined;
+  return { retryPolicy: retryPolicyOf(policy), retryBudget };
+}
+
+/** A route's `retry_policy`, as harness options. */
+function retryPolicyOf(policy: Record<string, unknown>): RetryPolicyOptions {
   const retryPolicy: RetryPolicyOptions = { retry_on: String(policy.retry_on) };
   if (typeof policy.num_retries === "number") retryPolicy.num_retries = policy.num_retries;
   if (Array.isArray(policy.retriable_status_codes)) retryPolicy.retriable_status_codes = policy.retriable_status_codes.map(Number);
@@ -125,14 +147,7 @@ export function shippedProviderRetries(
       ...(durationMs(limited.max_interval) !== undefined && { max_interval_ms: durationMs(limited.max_interval) }),
     };
   }
-  const percent = isObject(budget?.budget_percent) ? Number(budget.budget_percent.value) : undefined;
-  const retryBudget: RetryBudgetOptions | undefined = budget
-    ? {
-        ...(percent !== undefined && { budget_percent: percent }),
-        ...(typeof budget.min_retry_concurrency === "number" && { min_retry_concurrency: budget.min_retry_concurrency }),
-      }
-    : undefined;
-  return { retryPolicy, retryBudget };
+  return retryPolicy;
 }
 
 /**
@@ -141,7 +156,7 @@ export function shippedProviderRetries(
  * to an edge agent through the harness route exactly as the config we ship does.
  */
 export function shippedEdgeRoute(name = "sidecar.yaml"): { route: RouteOptions; cluster: ClusterOptions } {
-  const doc: unknown = parse(readFileSync(fileURLToPath(new URL(`../../envoy/${name}`, import.meta.url)), "utf8"));
+  const doc = shippedDoc(name);
   let route: Record<string, unknown> | undefined;
   let cluster: Record<string, unknown> | undefined;
   for (const node of walk(doc)) {
@@ -150,20 +165,14 @@ export function shippedEdgeRoute(name = "sidecar.yaml"): { route: RouteOptions; 
   }
   if (!route || !cluster) throw new Error(`envoy/${name} has no to_edge route or edge cluster`);
   const match = route.match as Record<string, unknown>;
-  const header = Array.isArray(match.headers) && isObject(match.headers[0]) ? match.headers[0] : {};
-  const exact = isObject(header.string_match) ? header.string_match.exact : undefined;
   const guard = Array.isArray(match.dynamic_metadata) && isObject(match.dynamic_metadata[0]) ? match.dynamic_metadata[0] : undefined;
   const pathKey = Array.isArray(guard?.path) && isObject(guard.path[0]) ? guard.path[0].key : undefined;
   const regex =
     isObject(guard?.value) && isObject(guard.value.string_match) && isObject(guard.value.string_match.safe_regex)
       ? guard.value.string_match.safe_regex.regex
       : undefined;
-  const harnessRoute: RouteOptions = { header: String(header.name), value: String(exact), cluster: "edge" };
+  const harnessRoute: RouteOptions = { ...headerMatch(match), cluster: "edge", ...routeRules(route) };
   if (guard !== undefined) harnessRoute.dynamicMetadata = { filter: String(guard.filter), key: String(pathKey), regex: String(regex) };
-  const remove = headersToRemove(route);
-  if (remove !== undefined) harnessRoute.requestHeadersToRemove = remove;
-  const timeout = durationMs(isObject(route.route) ? route.route.timeout : undefined);
-  if (timeout !== undefined) harnessRoute.timeoutMs = timeout;
   const lb = isObject(cluster.original_dst_lb_config) ? cluster.original_dst_lb_config : {};
   const key = isObject(lb.metadata_key) ? lb.metadata_key : undefined;
   const keyPath = Array.isArray(key?.path) && isObject(key.path[0]) ? String(key.path[0].key) : "";
