@@ -13,9 +13,27 @@ export function startRole(script: URL, name: string, ...args: string[]): Promise
   return startRoleWith([], script, name, ...args);
 }
 
-/** `startRole` with Node flags for the role's process (e.g. `--perf-basic-prof`). */
+/**
+ * `startRole` with Node flags for the role's process (e.g. `--perf-basic-prof`), and `under` a
+ * command that runs Node (`["valgrind", "--tool=callgrind"]`: the role is `valgrind … node …`).
+ */
 export function startRoleWith(nodeFlags: readonly string[], script: URL, name: string, ...args: string[]): Promise<Record<string, number | string>> {
-  const child = fork(fileURLToPath(script), [name, ...args], { execArgv: [...nodeFlags, "--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  return startRoleUnder([], nodeFlags, script, name, ...args);
+}
+
+export function startRoleUnder(
+  under: readonly string[],
+  nodeFlags: readonly string[],
+  script: URL,
+  name: string,
+  ...args: string[]
+): Promise<Record<string, number | string>> {
+  const [command, ...commandArgs] = under;
+  const child = fork(fileURLToPath(script), [name, ...args], {
+    ...(command && { execPath: command }),
+    execArgv: [...(command ? [...commandArgs, process.execPath] : []), ...nodeFlags, "--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     child.once("message", (m: { ready: Record<string, number | string> }) => resolve({ ...m.ready, pid: child.pid ?? 0 }));

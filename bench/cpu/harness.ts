@@ -27,8 +27,9 @@ export function cpuMs(pid: number): number {
   return user + system;
 }
 
-export async function until(ok: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+/** Waits for `ok`, asking every 100 ms, at most `seconds`. */
+export async function until(ok: () => Promise<boolean>, what: string, seconds = 30): Promise<void> {
+  for (let i = 0; i < seconds * 10; i++) {
     if (await ok().catch(() => false)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -66,11 +67,19 @@ export interface GearboxProcess {
  * `gearbox serve` from `bin` on embedded defaults, in an empty directory, with the OpenAI provider
  * at `upstream`. `nodeFlags` go before `bin`; `stdout` (a file, appended to) keeps what the
  * process prints — the request log, and V8's traces under `--trace-*` flags — else it is dropped.
+ * `under`: a command that runs Node (`["valgrind", "--tool=callgrind"]`), given minutes to start.
  */
-export async function startGearbox(bin: string, upstream: string, nodeFlags: readonly string[] = [], stdout?: string): Promise<GearboxProcess> {
+export async function startGearbox(
+  bin: string,
+  upstream: string,
+  nodeFlags: readonly string[] = [],
+  stdout?: string,
+  under: readonly string[] = [],
+): Promise<GearboxProcess> {
   const [http, extProc, xds, metrics] = (await freePorts(4)) as [number, number, number, number];
   const ports = { http, extProc, xds, metrics };
-  const gearbox = startProcess(process.execPath, [...nodeFlags, bin, "serve"], {
+  const [command = process.execPath, ...commandArgs] = [...under, process.execPath];
+  const gearbox = startProcess(command, [...commandArgs, ...nodeFlags, bin, "serve"], {
     cwd: mkdtempSync(path.join(os.tmpdir(), "gearbox-cpu-")), // no gearbox.yaml here: embedded defaults
     env: {
       ...process.env,
@@ -85,6 +94,6 @@ export async function startGearbox(bin: string, upstream: string, nodeFlags: rea
     },
     ...(stdout && { stdout: openSync(stdout, "a") }),
   });
-  await until(async () => (await fetch(`http://127.0.0.1:${ports.http}/healthz`)).ok, "gearbox serve");
+  await until(async () => (await fetch(`http://127.0.0.1:${ports.http}/healthz`)).ok, "gearbox serve", under.length > 0 ? 600 : 30);
   return { pid: gearbox.pid ?? 0, ports };
 }
