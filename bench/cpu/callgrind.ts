@@ -75,8 +75,10 @@ export function split(dump: Dump): { compiler: number; collector: number; progra
 
 /**
  * A perf map's text (`/tmp/perf-<pid>.map`, written under `--perf-basic-prof`: `<start> <size>
- * <name>` in hex, one code object a line) as a lookup from a JIT code address — callgrind names
- * code it has no symbol for `0x000000000d295040` — to its JavaScript function; other names pass.
+ * <name>` in hex, one code object a line, in the order V8 made them) as a lookup from a JIT code
+ * address — callgrind names code it has no symbol for `0x000000000d295040` — to its JavaScript
+ * function; other names pass. V8 reuses the memory of code it dropped, so ranges overlap: the
+ * last one written that holds the address is the code there now.
  */
 export function jitNames(mapText: string): (raw: string) => string {
   const entries = mapText
@@ -85,19 +87,23 @@ export function jitNames(mapText: string): (raw: string) => string {
     .map((line) => {
       const [start = "0", size = "0", ...rest] = line.split(" ");
       return { start: parseInt(start, 16), end: parseInt(start, 16) + parseInt(size, 16), name: rest.join(" ") };
-    })
-    .sort((a, b) => a.start - b.start);
+    });
+  const known = new Map<string, string>();
   return (raw) => {
     if (!raw.startsWith("0x")) return raw;
-    const at = parseInt(raw, 16);
-    let [lo, hi] = [0, entries.length - 1];
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const e = entries[mid] as (typeof entries)[number];
-      if (at < e.start) hi = mid - 1;
-      else if (at >= e.end) lo = mid + 1;
-      else return e.name;
+    let name = known.get(raw);
+    if (name === undefined) {
+      const at = parseInt(raw, 16);
+      name = raw;
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const e = entries[i] as (typeof entries)[number];
+        if (at >= e.start && at < e.end) {
+          name = e.name;
+          break;
+        }
+      }
+      known.set(raw, name);
     }
-    return raw;
+    return name;
   };
 }

@@ -3,20 +3,22 @@
  * Gearbox of another checkout) each run under valgrind's callgrind, warmed up, then measured on
  * the same requests with the counters zeroed before and dumped after. Callgrind counts the
  * instructions a process executes in user space (every thread: V8's compilers and collector,
- * libuv's pool), not time, so a figure does not move with the machine's load: the same tree
- * counted 496.6–497.7 k instructions per JSON request in four settled repeats, two processes,
- * while CPU time per request of one tree moved up to 2× between runs on this shared VM
- * (bench/RESULTS.md). That makes it the judge of a change to Gearbox's own code below the CPU
- * benches' noise floor; the goals stay judged in CPU time (`cpu.bench.ts`).
+ * libuv's pool), not time, so a figure does not move with the machine's load: one tree counted
+ * 496.0–497.7 k instructions per JSON request in five settled repeats of three processes over two
+ * runs, while CPU time per request of one tree moved up to 2× between runs on this shared VM
+ * (bench/RESULTS.md). Compare targets of one run (`--base`), though: what V8 compiles depends on
+ * what it saw first, and the bare proxy settled at 360 k in one run and at 282 k in another.
+ * It judges a change to Gearbox's own code below the CPU benches' noise floor; the goals stay
+ * judged in CPU time (`cpu.bench.ts`).
  *
  *   node --import tsx bench/cpu/instructions.ts [--requests 2000] [--warm-up 8000] [--clients 1]
  *     [--stream] [--repeat 3] [--base DIR] [--out DIR] [--where 30] [--callers NAME]
  *
  * What it reports: the program's instructions — V8's optimizing compilers and garbage collector
  * apart, in their own columns, as their work comes in lumps (`callgrind.ts`); a repeat counts once
- * the compilers have settled (counting makes V8 optimize again for a few repeats). `--where`
- * lists Gearbox's costliest functions, JavaScript named through `--perf-basic-prof`;
- * `--callers` who called a function.
+ * the compilers have settled (counting makes V8 optimize again for a few repeats). `--where N`
+ * lists Gearbox's N costliest functions, JavaScript named through `--perf-basic-prof`, and the N
+ * whose own instructions exceed the bare proxy's most; `--callers` who called a function.
  *
  * What it does not see, or sees bent: the kernel's share (system calls — count them with
  * `variants.ts --strace`), cache misses and stalls; and work on a timer (the request log's flush
@@ -33,7 +35,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { median, numberArg, runBench, startRoleUnder } from "../processes.ts";
 import { Client, startGearbox } from "./harness.ts";
-import { jitNames, readDump, split, type Dump } from "./callgrind.ts";
+import { COLLECTOR, COMPILER, jitNames, readDump, split, type Dump } from "./callgrind.ts";
 
 const arg = (name: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -100,6 +102,28 @@ function printWhere(title: string, dump: Dump, n: number): void {
     console.log(`| ${thousands(ir / REQUESTS)} | ${((ir / dump.total) * 100).toFixed(2)} % | ${fn.replaceAll("|", "\\|")} |`);
 }
 
+/** A function's name without V8's tier mark (`JS:*f`, `JS:~f`, `JS:^f` are one function, optimized or not). */
+const untiered = (fn: string) => fn.replace(/^JS:[*~^+]?/, "JS:");
+
+/**
+ * The `n` functions whose own instructions per request in `dump` exceed `baseline`'s most
+ * (Gearbox against the bare proxy: where Gearbox's extra goes), the program's only.
+ */
+function printOver(title: string, dump: Dump, baseline: Dump, n: number): void {
+  const program = (d: Dump) => {
+    const by = new Map<string, number>();
+    for (const [fn, ir] of d.self) if (!COMPILER.test(fn) && !COLLECTOR.test(fn)) by.set(untiered(fn), (by.get(untiered(fn)) ?? 0) + ir);
+    return by;
+  };
+  const [mine, theirs] = [program(dump), program(baseline)];
+  const over = [...mine].map(([fn, ir]) => [fn, ir - (theirs.get(fn) ?? 0)] as const).sort((a, b) => b[1] - a[1]);
+  console.log(`\n${title}: the ${n} functions whose own instructions per request exceed the bare proxy's most\n`);
+  console.log("| over the bare proxy's | Gearbox's | function |");
+  console.log("|---:|---:|---|");
+  for (const [fn, extra] of over.slice(0, n))
+    console.log(`| ${thousands(extra / REQUESTS)} | ${thousands((mine.get(fn) ?? 0) / REQUESTS)} | ${fn.replaceAll("|", "\\|")} |`);
+}
+
 /** Who called the functions whose name contains `callee`, by the inclusive instructions of those calls. */
 function printCallers(title: string, dump: Dump, callee: string, n: number): void {
   const by = new Map<string, number>();
@@ -150,19 +174,19 @@ async function main(): Promise<void> {
   };
   // Counted, V8 optimizes again for a while (the code runs ~50× slower under instrumentation);
   // until its compilers' work falls under SETTLED of the program's, a repeat is not steady: its
-  // program count ran up to 1.5× a settled one's. The first settled repeat is the first measured.
+  // program count ran up to 1.7× a settled one's. A target's repeats follow each other: left idle
+  // while the others are counted, a settled process compiled again (its code dropped as unused).
   const per = new Map(targets.map((t) => [t.name, [] as Repeat[]]));
   const settling = new Map(targets.map((t) => [t.name, 0]));
-  for (const t of targets)
-    for (let tries = 1; ; tries++) {
+  for (const t of targets) {
+    const repeats = per.get(t.name) ?? [];
+    for (let tries = 1; repeats.length === 0; tries++) {
       const repeat = await measure(t);
       settling.set(t.name, tries);
-      if (repeat.compiler <= SETTLED * repeat.program || tries === MAX_SETTLING) {
-        per.get(t.name)?.push(repeat);
-        break;
-      }
+      if (repeat.compiler <= SETTLED * repeat.program || tries === MAX_SETTLING) repeats.push(repeat);
     }
-  for (let r = 1; r < REPEAT; r++) for (const t of targets) per.get(t.name)?.push(await measure(t));
+    while (repeats.length < REPEAT) repeats.push(await measure(t));
+  }
   client.stop();
 
   const kind = STREAM ? "20-chunk streams" : "JSON requests";
@@ -193,7 +217,10 @@ async function main(): Promise<void> {
   }
   const gearbox = per.get("Gearbox") ?? [];
   const typical = [...gearbox].sort((a, b) => a.program - b.program)[Math.floor(gearbox.length / 2)];
+  const bareRepeats = per.get("bare proxy") ?? [];
+  const bareTypical = [...bareRepeats].sort((a, b) => a.program - b.program)[Math.floor(bareRepeats.length / 2)];
   if (typical && WHERE > 0) printWhere("Gearbox (its median repeat)", typical.dump, WHERE);
+  if (typical && bareTypical && WHERE > 0) printOver("Gearbox (its median repeat)", typical.dump, bareTypical.dump, WHERE);
   if (typical && CALLERS) printCallers("Gearbox (its median repeat)", typical.dump, CALLERS, Math.max(WHERE, 15));
   console.log(`\ncallgrind's dumps: ${OUT}`);
 }

@@ -53,8 +53,8 @@ describe("callgrind dumps", () => {
     );
   });
 
-  it("names JIT code by the perf map, and leaves unknown addresses and symbols as they are", () => {
-    const names = jitNames("d295000 100 JS:*proxy file:///front-door.ts:97:14\nd100000 10 JS:~other x.js:1:1\n");
+  it("names JIT code by the perf map, the last code written at an address, and leaves unknown addresses and symbols as they are", () => {
+    const names = jitNames("d295000 80 JS:~dropped old.js:1:1\nd295000 100 JS:*proxy file:///front-door.ts:97:14\nd100000 10 JS:~other x.js:1:1\n");
     assert.equal(names("0x000000000d295040"), "JS:*proxy file:///front-door.ts:97:14");
     assert.equal(names("0x000000000d295100"), "0x000000000d295100"); // one past the end
     assert.equal(names("Builtins_LoadIC"), "Builtins_LoadIC");
