@@ -136,6 +136,11 @@ function printCallers(title: string, dump: Dump, callee: string, n: number): voi
 }
 
 async function main(): Promise<void> {
+  try {
+    execFileSync("valgrind", ["--version"], { stdio: "ignore" });
+  } catch {
+    throw new Error("this bench runs each target under valgrind, which is not installed here (Debian: apt-get install valgrind)");
+  }
   mkdirSync(OUT, { recursive: true });
   const roles = new URL("../roles.ts", import.meta.url);
   const upstream = await startRoleUnder([], [], roles, "recorded-upstream");
