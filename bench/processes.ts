@@ -13,14 +13,12 @@ export function startRole(script: URL, name: string, ...args: string[]): Promise
   return startRoleWith([], script, name, ...args);
 }
 
-/**
- * `startRole` with Node flags for the role's process (e.g. `--perf-basic-prof`), and `under` a
- * command that runs Node (`["valgrind", "--tool=callgrind"]`: the role is `valgrind … node …`).
- */
+/** `startRole` with Node flags for the role's process (e.g. `--perf-basic-prof`). */
 export function startRoleWith(nodeFlags: readonly string[], script: URL, name: string, ...args: string[]): Promise<Record<string, number | string>> {
   return startRoleUnder([], nodeFlags, script, name, ...args);
 }
 
+/** `startRoleWith` `under` a command that runs Node (`["valgrind", "--tool=callgrind"]`: the role is `valgrind … node …`). */
 export function startRoleUnder(
   under: readonly string[],
   nodeFlags: readonly string[],
@@ -71,10 +69,16 @@ export function runBench(main: () => Promise<void>): void {
     });
 }
 
+/** `--name <value>` from the command line, else `undefined`. */
+export function stringArg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
 /** `--name <number>` from the command line, else `fallback`. */
 export function numberArg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  const value = stringArg(name);
+  return value !== undefined ? Number(value) : fallback;
 }
 
 export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;

@@ -61,7 +61,7 @@ export const COMPILER = /v8::internal::(?:compiler|maglev|turboshaft)::|Optimize
  * repeat's count moves with whether one fell inside it; the program's own count does not.
  */
 export const COLLECTOR =
-  /v8::internal::(?:Heap|Scavenger|ScavengeVisitor|RootScavengeVisitor|Scavenge|MarkCompact|ConcurrentMarking|MarkingVisitor|Marking|MainMarking|IncrementalMarking|Sweeper|Evacuat|GCTracer|MemoryAllocator|LocalHeap|PagedSpace|SemiSpace|NewSpace|MemoryChunk|BasicMemoryChunk|ArrayBufferSweeper|RememberedSet|SlotSet|TypedSlot|FreeList|BodyDescriptorBase|HeapObject::SizeFromMap|\(anonymous namespace\)::IterateObjectCache|GlobalHandles|StrongRootsEntry)|heap::base::|cppgc::|MarkingVisitorBase|MemoryChunkData|ActiveSystemPages/;
+  /v8::internal::(?:Heap|Scavenge|RootScavengeVisitor|MarkCompact|ConcurrentMarking|Marking|MainMarking|IncrementalMarking|Sweeper|Evacuat|GCTracer|MemoryAllocator|LocalHeap|PagedSpace|SemiSpace|NewSpace|MemoryChunk|BasicMemoryChunk|ArrayBufferSweeper|RememberedSet|SlotSet|TypedSlot|FreeList|BodyDescriptorBase|HeapObject::SizeFromMap|\(anonymous namespace\)::IterateObjectCache|GlobalHandles|StrongRootsEntry)|heap::base::|cppgc::/;
 
 /** A dump's instructions split: the compilers', the collector's, and the rest (the program's). */
 export function split(dump: Dump): { compiler: number; collector: number; program: number } {

@@ -33,14 +33,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { median, numberArg, runBench, startRoleUnder } from "../processes.ts";
+import { median, numberArg, runBench, startRoleUnder, stringArg } from "../processes.ts";
 import { Client, startGearbox } from "./harness.ts";
 import { COLLECTOR, COMPILER, jitNames, readDump, split, type Dump } from "./callgrind.ts";
 
-const arg = (name: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const REQUESTS = numberArg("requests", 2000);
 const WARM_UP = numberArg("warm-up", 8000);
 const CLIENTS = numberArg("clients", 1);
@@ -50,11 +46,11 @@ const STREAM = process.argv.includes("--stream");
 const SETTLED = 0.02;
 /** Repeats at most spent waiting for that. */
 const MAX_SETTLING = 8;
-const BASE = arg("base");
+const BASE = stringArg("base");
 /** `--where N`: Gearbox's N costliest functions; `--callers NAME`: who called the functions named so. */
 const WHERE = numberArg("where", 0);
-const CALLERS = arg("callers");
-const OUT = arg("out") ?? mkdtempSync(path.join(os.tmpdir(), "gearbox-instructions-"));
+const CALLERS = stringArg("callers");
+const OUT = stringArg("out") ?? mkdtempSync(path.join(os.tmpdir(), "gearbox-instructions-"));
 
 interface Target {
   name: string;

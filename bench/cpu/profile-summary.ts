@@ -9,6 +9,7 @@
  * `--from`: the share of the profile's time span to skip (default 0.5).
  */
 import { readFileSync } from "node:fs";
+import { stringArg } from "../processes.ts";
 
 interface CallFrame {
   functionName: string;
@@ -28,14 +29,10 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const arg = (name: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const file = process.argv.at(-1) ?? "";
-const from = Number(arg("from") ?? 0.5);
-const top = Number(arg("top") ?? 40);
-const callersOf = arg("callers");
+const from = Number(stringArg("from") ?? 0.5);
+const top = Number(stringArg("top") ?? 40);
+const callersOf = stringArg("callers");
 
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));

@@ -25,21 +25,17 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { median, numberArg, runBench, startRoleWith } from "../processes.ts";
+import { median, numberArg, runBench, startRoleWith, stringArg } from "../processes.ts";
 import { Client, cpuTimes, startGearbox } from "./harness.ts";
 
-const arg = (name: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-const VARIANTS = JSON.parse(arg("variants") ?? "[[]]") as string[][];
+const VARIANTS = JSON.parse(stringArg("variants") ?? "[[]]") as string[][];
 const CLIENTS = numberArg("clients", 1);
 const ROUNDS = numberArg("rounds", 7);
 const REQUESTS = numberArg("requests", 3000);
 const STREAM = process.argv.includes("--stream");
 /** Messages per request (`cpu.bench.ts --turns`). */
 const TURNS = numberArg("turns", 2);
-const [STRACE, PERF, STDOUT] = [arg("strace"), arg("perf"), arg("stdout")];
+const [STRACE, PERF, STDOUT] = [stringArg("strace"), stringArg("perf"), stringArg("stdout")];
 const PROFILE_FLAGS = PERF ? ["--perf-basic-prof"] : [];
 
 interface Target {
